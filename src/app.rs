@@ -1,0 +1,61 @@
+//! The process edge: parse the command line, load the configuration once,
+//! hand over to a command, and turn the outcome into an exit code and at most
+//! a line or two on stderr.
+
+use clap::Parser;
+
+use crate::cli::Cli;
+use crate::commands::{self, Context};
+use crate::config::Config;
+use crate::error::AiqError;
+
+/// Runs aiq with the process arguments and environment; returns the exit code.
+pub fn main() -> i32 {
+    let cli = match Cli::try_parse() {
+        Ok(cli) => cli,
+        Err(e) => {
+            let _ = e.print();
+            return e.exit_code();
+        }
+    };
+    init_tracing(cli.global.verbose);
+    let env = |key: &str| std::env::var(key).ok();
+    match run(cli, &env) {
+        Ok(()) => 0,
+        Err(e) => {
+            eprintln!("aiq: {e}");
+            e.exit_code()
+        }
+    }
+}
+
+/// Runs one parsed command line.
+pub fn run(cli: Cli, env: &dyn Fn(&str) -> Option<String>) -> Result<(), AiqError> {
+    let config = Config::load(env)?;
+    for warning in &config.warnings {
+        eprintln!("aiq: warning: {warning}");
+    }
+    let ctx = Context {
+        config: &config,
+        global: &cli.global,
+        env,
+    };
+    match cli.command {
+        Some(command) => commands::dispatch(&ctx, command),
+        None => commands::exec::run(&ctx, cli.source.as_deref(), &cli.run),
+    }
+}
+
+fn init_tracing(verbose: u8) {
+    let level = match verbose {
+        0 => "aiq=warn",
+        1 => "aiq=info",
+        _ => "aiq=debug",
+    };
+    let _ = tracing_subscriber::fmt()
+        .with_env_filter(tracing_subscriber::EnvFilter::new(level))
+        .with_writer(std::io::stderr)
+        .with_target(false)
+        .without_time()
+        .try_init();
+}

@@ -1,0 +1,165 @@
+//! The command line (SPEC §2.1), as clap derive types. Parsing only: what the
+//! flags do lives in [`crate::app`] and [`crate::commands`].
+
+use clap::{Args, Parser, Subcommand};
+
+use crate::render::Format;
+
+const EXAMPLES: &str = "\
+Examples:
+  aiq shop.db -e \"SELECT country, count(*) FROM customers GROUP BY 1\"
+  aiq shop.duckdb -e \"SELECT * FROM orders LIMIT 5\" -f json
+  aiq ./exports/ -e \"SELECT * FROM sales\" -f csv > sales.csv     # a folder of CSV/Parquet files
+  aiq sources add shop ./shop.db && aiq shop -e \"SELECT 1\"
+  aiq schema shop                                                  # what aiq sees in a source
+  aiq shop.db --allow-write --yes -e \"DELETE FROM carts WHERE stale\"
+
+SOURCE is a .db/.sqlite/.sqlite3 (SQLite) or .duckdb/.ddb (DuckDB) file, a
+.csv/.tsv/.parquet/.json/.jsonl/.ndjson file or a folder of them, a
+sqlite:// or duckdb:// URL, or a saved source name. Without SOURCE the
+default saved source is used.
+
+Exit codes: 0 ok, 1 query failed, 2 usage error, 3 data source error,
+4 model error, 5 refused by the safety policy, 130 interrupted.";
+
+/// aiq — answers from your data: runs checked, read-only SQL on SQLite,
+/// DuckDB and CSV/Parquet/JSON files.
+#[derive(Debug, Parser)]
+#[command(
+    name = "aiq",
+    version,
+    about = "Answers from your data: safe, read-only SQL on SQLite, DuckDB and CSV/Parquet/JSON files",
+    after_long_help = EXAMPLES,
+    args_conflicts_with_subcommands = true
+)]
+pub struct Cli {
+    #[command(subcommand)]
+    pub command: Option<Command>,
+
+    /// Data source: a file, a folder of data files, a URL or a saved source name
+    #[arg(value_name = "SOURCE")]
+    pub source: Option<String>,
+
+    #[command(flatten)]
+    pub run: RunArgs,
+
+    #[command(flatten)]
+    pub global: GlobalArgs,
+}
+
+/// Flags for running statements against a source.
+#[derive(Debug, Clone, Default, Args)]
+pub struct RunArgs {
+    /// Run SQL directly (no model), through the same safety gate
+    #[arg(short = 'e', long = "execute", value_name = "SQL")]
+    pub execute: Option<String>,
+
+    /// Output format: table, csv, tsv, json, jsonl, markdown [default: table on a terminal, csv otherwise]
+    #[arg(short = 'f', long, value_name = "FMT", value_parser = parse_format)]
+    pub format: Option<Format>,
+
+    /// Rows shown in table/markdown output (default 100); limits every format when given
+    #[arg(long, value_name = "N")]
+    pub max_rows: Option<usize>,
+
+    /// Allow statements that change data (each is confirmed; scripts also need --yes)
+    #[arg(long)]
+    pub allow_write: bool,
+
+    /// Answer yes to confirmations
+    #[arg(short = 'y', long)]
+    pub yes: bool,
+}
+
+/// Flags every command takes.
+#[derive(Debug, Clone, Default, Args)]
+pub struct GlobalArgs {
+    /// Plain output without colour (also when NO_COLOR is set or stdout is not a terminal)
+    #[arg(long, global = true)]
+    pub no_color: bool,
+
+    /// More diagnostics on stderr (-vv for debug detail)
+    #[arg(short = 'v', long, action = clap::ArgAction::Count, global = true)]
+    pub verbose: u8,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum Command {
+    /// Print the schema aiq sees in a source (as the model gets it)
+    Schema {
+        /// Data source (default: the default saved source)
+        #[arg(value_name = "SOURCE")]
+        source: Option<String>,
+    },
+    /// Manage saved sources
+    #[command(subcommand)]
+    Sources(SourcesCommand),
+    /// Show or create the configuration
+    #[command(subcommand)]
+    Config(ConfigCommand),
+    /// Print a shell completion script
+    Completions {
+        /// bash, zsh, fish, powershell or elvish
+        shell: clap_complete::Shell,
+    },
+}
+
+#[derive(Debug, Subcommand)]
+pub enum SourcesCommand {
+    /// List saved sources (the default is marked with *)
+    List,
+    /// Save a source under a name
+    Add {
+        /// Letters, digits, '_' and '-'
+        name: String,
+        /// A file, a folder of data files or a URL
+        #[arg(value_name = "URL_OR_PATH")]
+        location: String,
+    },
+    /// Forget a saved source
+    Remove { name: String },
+    /// Make a saved source the default
+    Default { name: String },
+}
+
+#[derive(Debug, Subcommand)]
+pub enum ConfigCommand {
+    /// Print the effective configuration, secrets masked
+    Show,
+    /// Print the config file's path
+    Path,
+    /// Write a commented config file if there is none
+    Init,
+}
+
+fn parse_format(s: &str) -> Result<Format, String> {
+    s.parse()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use clap::CommandFactory;
+
+    #[test]
+    fn cli_is_consistent() {
+        Cli::command().debug_assert();
+    }
+
+    #[test]
+    fn source_and_flags() {
+        let cli = Cli::try_parse_from(["aiq", "shop.db", "-e", "SELECT 1", "-f", "json", "--max-rows", "5"]).unwrap();
+        assert_eq!(cli.source.as_deref(), Some("shop.db"));
+        assert_eq!(cli.run.execute.as_deref(), Some("SELECT 1"));
+        assert_eq!(cli.run.format, Some(Format::Json));
+        assert_eq!(cli.run.max_rows, Some(5));
+    }
+
+    #[test]
+    fn subcommands() {
+        let cli = Cli::try_parse_from(["aiq", "sources", "add", "shop", "./shop.db"]).unwrap();
+        assert!(matches!(cli.command, Some(Command::Sources(SourcesCommand::Add { .. }))));
+        let e = Cli::try_parse_from(["aiq", "x.db", "-f", "xml"]).unwrap_err();
+        assert_eq!(e.exit_code(), 2);
+    }
+}

@@ -1,0 +1,136 @@
+//! Direct SQL (`aiq SOURCE -e SQL`): the safety gate, confirmation of
+//! writes, execution with Ctrl-C and the statement timeout, and the chosen
+//! renderer on stdout. No model is involved.
+
+use std::io::{self, BufRead, IsTerminal, Write};
+use std::time::Duration;
+
+use super::{source_error, Context};
+use crate::cli::RunArgs;
+use crate::error::AiqError;
+use crate::interrupt;
+use crate::render::{self, Format, RenderOptions};
+use crate::safety::{self, Access, CheckedSql, Policy};
+use crate::source::{self, ExecError, OpenOptions, QueryStats};
+
+/// Runs `-e SQL` against SOURCE.
+pub fn run(ctx: &Context<'_>, source_arg: Option<&str>, args: &RunArgs) -> Result<(), AiqError> {
+    let Some(sql) = args.execute.as_deref() else {
+        return Err(AiqError::Usage(
+            "nothing to do: give SQL to run with -e \"SELECT …\" (see `aiq --help` for examples)".into(),
+        ));
+    };
+    let resolved = ctx.resolve_source(source_arg)?;
+    let engine = resolved.spec.engine();
+    let policy = Policy {
+        allow_write: args.allow_write,
+    };
+    let checked = safety::check(sql, engine.dialect(), policy).map_err(|r| AiqError::Refused(r.to_string()))?;
+    if checked.access() == Access::Write {
+        confirm_write(&checked, args.yes)?;
+    }
+    let options = OpenOptions {
+        allow_write: args.allow_write,
+        timeout: Duration::from_secs(ctx.config.query.timeout_secs.max(1)),
+    };
+    interrupt::install();
+    let src = source::open(&resolved.spec, options).map_err(source_error)?;
+    let format = args.format.unwrap_or(if io::stdout().is_terminal() {
+        Format::Table
+    } else {
+        Format::Csv
+    });
+    let max_rows = match args.max_rows {
+        Some(n) => Some(n),
+        None if format.is_for_people() => Some(ctx.config.chat.max_rows),
+        None => None,
+    };
+    let width = if io::stdout().is_terminal() {
+        crossterm::terminal::size().ok().map(|(w, _)| w)
+    } else {
+        None
+    };
+    let options = RenderOptions {
+        max_rows,
+        color: ctx.color(),
+        width,
+    };
+
+    let stdout = io::stdout();
+    let mut out = io::BufWriter::with_capacity(64 * 1024, stdout.lock());
+    let mut renderer = render::renderer(format, &mut out, options);
+    let result = {
+        let _running = interrupt::Running::new(src.cancel_handle());
+        src.execute(&checked, renderer.as_mut())
+    };
+    let finished = result.and_then(|stats| {
+        renderer.finish()?;
+        Ok(stats)
+    });
+    let hidden = renderer.hidden();
+    drop(renderer);
+    let stats = match finished {
+        Ok(stats) => stats,
+        Err(e) => return exec_error(e),
+    };
+    if let Err(e) = out.flush() {
+        return exec_error(ExecError::Output(e));
+    }
+    report(&stats, hidden, format, ctx.global.verbose);
+    Ok(())
+}
+
+/// Writes need `--yes`, or a "y" typed on a terminal.
+fn confirm_write(checked: &CheckedSql, yes: bool) -> Result<(), AiqError> {
+    if yes {
+        return Ok(());
+    }
+    let stdin = io::stdin();
+    if !stdin.is_terminal() || !io::stderr().is_terminal() {
+        return Err(AiqError::Refused(format!(
+            "refused: {} changes data and needs confirmation; add --yes to run it from a script",
+            checked.kind()
+        )));
+    }
+    let mut err = io::stderr().lock();
+    let _ = writeln!(err, "{}", checked.sql());
+    let _ = write!(err, "Run this statement? [y/N] ");
+    let _ = err.flush();
+    let mut answer = String::new();
+    let _ = stdin.lock().read_line(&mut answer);
+    if matches!(answer.trim().to_ascii_lowercase().as_str(), "y" | "yes") {
+        Ok(())
+    } else {
+        Err(AiqError::Refused(format!("not run: {} was not confirmed", checked.kind())))
+    }
+}
+
+fn exec_error(e: ExecError) -> Result<(), AiqError> {
+    if interrupt::interrupted() {
+        return Err(AiqError::Interrupted);
+    }
+    match e {
+        ExecError::Output(e) if e.kind() == io::ErrorKind::BrokenPipe => Ok(()),
+        ExecError::Output(e) => Err(AiqError::Query(format!("cannot write the result: {e}"))),
+        ExecError::Cancelled => Err(AiqError::Interrupted),
+        ExecError::Timeout(_) => Err(AiqError::Query(format!(
+            "{e} (raise [query] timeout_secs in config.toml, or narrow the query)"
+        ))),
+        ExecError::Engine(msg) => Err(AiqError::Query(format!("query failed: {msg}"))),
+    }
+}
+
+/// Notes on stderr: rows changed by a write, rows cut by `--max-rows` in a
+/// machine format, and timing with `-v`.
+fn report(stats: &QueryStats, hidden: u64, format: Format, verbose: u8) {
+    let mut err = io::stderr().lock();
+    if stats.changed {
+        let noun = if stats.rows == 1 { "row" } else { "rows" };
+        let _ = writeln!(err, "{} {noun} changed", stats.rows);
+    } else if hidden > 0 && !format.is_for_people() {
+        let _ = writeln!(err, "aiq: {hidden} more rows not shown (--max-rows)");
+    }
+    if verbose > 0 {
+        let _ = writeln!(err, "{} rows in {:.1?}", stats.rows, stats.elapsed);
+    }
+}

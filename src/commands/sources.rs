@@ -1,0 +1,113 @@
+//! `aiq sources list|add|remove|default`: saved sources in config.toml,
+//! edited in place so the file's comments survive. Passwords are never
+//! written by aiq and never printed.
+
+use std::path::Path;
+
+use super::{source_error, write_stdout, Context};
+use crate::cli::SourcesCommand;
+use crate::config::{edit_file, validate_name};
+use crate::error::AiqError;
+use crate::source::{redact_url, resolve_location, SourceSpec};
+
+pub fn run(ctx: &Context<'_>, command: SourcesCommand) -> Result<(), AiqError> {
+    let saved = &ctx.config.sources;
+    match command {
+        SourcesCommand::List => {
+            if saved.is_empty() {
+                eprintln!("aiq: no saved sources; add one with `aiq sources add NAME PATH_OR_URL`");
+                return Ok(());
+            }
+            let width = saved.names().map(str::len).max().unwrap_or(0);
+            let mut text = String::new();
+            for (name, s) in saved.iter() {
+                let mark = if saved.default.as_deref() == Some(name) { '*' } else { ' ' };
+                text.push_str(&format!("{mark} {name:<width$}  {}\n", redact_url(&s.url)));
+            }
+            write_stdout(text.as_bytes())
+        }
+        SourcesCommand::Add { name, location } => {
+            validate_name(&name)?;
+            if saved.get(&name).is_some() {
+                return Err(AiqError::Usage(format!(
+                    "a source named '{name}' is already saved (remove it first with `aiq sources remove {name}`)"
+                )));
+            }
+            let spec = resolve_location(&location).map_err(source_error)?;
+            let url = stored_location(&location, &spec);
+            let make_default = saved.default.is_none();
+            let path = edit_file(&ctx.config.home, |doc| {
+                let sources = doc
+                    .entry("sources")
+                    .or_insert(toml_edit::table())
+                    .as_table_mut()
+                    .ok_or_else(|| AiqError::Usage("config.toml: `sources` is not a table".into()))?;
+                let mut entry = toml_edit::Table::new();
+                entry["url"] = toml_edit::value(url.as_str());
+                sources.insert(&name, toml_edit::Item::Table(entry));
+                if make_default {
+                    sources.insert("default", toml_edit::value(name.as_str()));
+                }
+                Ok(())
+            })?;
+            eprintln!(
+                "aiq: saved '{name}' ({}) in {}{}",
+                redact_url(&url),
+                path.display(),
+                if make_default { " as the default source" } else { "" }
+            );
+            Ok(())
+        }
+        SourcesCommand::Remove { name } => {
+            require(ctx, &name)?;
+            let was_default = saved.default.as_deref() == Some(name.as_str());
+            edit_file(&ctx.config.home, |doc| {
+                if let Some(sources) = doc.get_mut("sources").and_then(|s| s.as_table_mut()) {
+                    sources.remove(&name);
+                    if was_default {
+                        sources.remove("default");
+                    }
+                }
+                Ok(())
+            })?;
+            eprintln!("aiq: removed '{name}'");
+            Ok(())
+        }
+        SourcesCommand::Default { name } => {
+            require(ctx, &name)?;
+            edit_file(&ctx.config.home, |doc| {
+                doc["sources"]["default"] = toml_edit::value(name.as_str());
+                Ok(())
+            })?;
+            eprintln!("aiq: '{name}' is now the default source");
+            Ok(())
+        }
+    }
+}
+
+fn require(ctx: &Context<'_>, name: &str) -> Result<(), AiqError> {
+    if ctx.config.sources.get(name).is_some() {
+        return Ok(());
+    }
+    let names: Vec<&str> = ctx.config.sources.names().collect();
+    Err(AiqError::Source(format!(
+        "unknown source '{name}' (saved: {})",
+        if names.is_empty() { "none".to_string() } else { names.join(", ") }
+    )))
+}
+
+/// Paths are stored absolute, database files as `sqlite://`/`duckdb://`
+/// URLs; URLs are stored as given.
+fn stored_location(location: &str, spec: &SourceSpec) -> String {
+    if location.contains("://") {
+        return location.to_string();
+    }
+    let abs = std::fs::canonicalize(Path::new(location))
+        .map(|p| p.display().to_string())
+        .unwrap_or_else(|_| location.to_string());
+    match spec {
+        SourceSpec::Sqlite(_) => format!("sqlite://{abs}"),
+        SourceSpec::DuckDb(_) => format!("duckdb://{abs}"),
+        SourceSpec::DuckDbMemory | SourceSpec::DataFiles { .. } => abs,
+    }
+}

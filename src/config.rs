@@ -1,0 +1,491 @@
+//! Configuration (SPEC §3): `$AIQ_HOME/config.toml`, layered as defaults <
+//! file < environment < flags, loaded once and immutable afterwards. What
+//! changes during a run (source, format) lives with the front end, not here.
+//!
+//! Writing the file (`aiq config init`, `aiq sources add …`) goes through
+//! `toml_edit`, so a person's comments and layout survive, and always leaves
+//! the directory 0700 and the file 0600.
+
+use std::collections::BTreeMap;
+use std::fs;
+use std::io::Write as _;
+use std::path::{Path, PathBuf};
+
+use serde::Deserialize;
+
+use crate::error::AiqError;
+
+/// The effective configuration.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Config {
+    /// `$AIQ_HOME` (default `~/.aiqconfig`).
+    pub home: PathBuf,
+    pub llm: LlmConfig,
+    pub chat: ChatConfig,
+    pub query: QueryConfig,
+    pub sources: SavedSources,
+    /// Things worth telling the user (for example loose file permissions).
+    pub warnings: Vec<String>,
+}
+
+/// `[llm]`: the model settings (used by the question modes).
+#[derive(Debug, Clone, PartialEq, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct LlmConfig {
+    pub provider: Option<String>,
+    pub model: Option<String>,
+    pub base_url: Option<String>,
+    pub api_key: Option<String>,
+    pub timeout_secs: u64,
+    pub max_retries: u32,
+}
+
+impl Default for LlmConfig {
+    fn default() -> Self {
+        LlmConfig {
+            provider: None,
+            model: None,
+            base_url: None,
+            api_key: None,
+            timeout_secs: 120,
+            max_retries: 3,
+        }
+    }
+}
+
+/// `[chat]`: conversation and display settings.
+#[derive(Debug, Clone, PartialEq, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct ChatConfig {
+    pub history_limit: usize,
+    pub max_rows: usize,
+    pub stale_after_hours: u64,
+}
+
+impl Default for ChatConfig {
+    fn default() -> Self {
+        ChatConfig {
+            history_limit: 20,
+            max_rows: 100,
+            stale_after_hours: 12,
+        }
+    }
+}
+
+/// `[query]`: limits on running statements.
+#[derive(Debug, Clone, PartialEq, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct QueryConfig {
+    /// Statement timeout in seconds (SPEC §4.2 layer 3).
+    pub timeout_secs: u64,
+}
+
+impl Default for QueryConfig {
+    fn default() -> Self {
+        QueryConfig { timeout_secs: 30 }
+    }
+}
+
+/// `[sources]`: the default source's name and the saved sources.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct SavedSources {
+    pub default: Option<String>,
+    entries: BTreeMap<String, SavedSource>,
+}
+
+/// `[sources.NAME]`.
+#[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct SavedSource {
+    pub url: String,
+    pub password_env: Option<String>,
+}
+
+impl SavedSources {
+    pub fn get(&self, name: &str) -> Option<&SavedSource> {
+        self.entries.get(name)
+    }
+
+    pub fn names(&self) -> impl Iterator<Item = &str> {
+        self.entries.keys().map(String::as_str)
+    }
+
+    pub fn iter(&self) -> impl Iterator<Item = (&str, &SavedSource)> {
+        self.entries.iter().map(|(k, v)| (k.as_str(), v))
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.entries.is_empty()
+    }
+}
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct FileConfig {
+    #[serde(default)]
+    llm: LlmConfig,
+    #[serde(default)]
+    chat: ChatConfig,
+    #[serde(default)]
+    query: QueryConfig,
+    #[serde(default)]
+    sources: toml::Table,
+}
+
+/// Where the configuration lives: `$AIQ_HOME`, else `~/.aiqconfig`.
+pub fn home_dir(env: &dyn Fn(&str) -> Option<String>) -> Result<PathBuf, AiqError> {
+    if let Some(home) = env("AIQ_HOME").filter(|h| !h.is_empty()) {
+        return Ok(PathBuf::from(home));
+    }
+    dirs::home_dir()
+        .map(|h| h.join(".aiqconfig"))
+        .ok_or_else(|| AiqError::Usage("cannot find your home directory; set AIQ_HOME to a folder for aiq's config".into()))
+}
+
+impl Config {
+    /// The config file's path.
+    pub fn file(&self) -> PathBuf {
+        self.home.join("config.toml")
+    }
+
+    /// Loads defaults < `$AIQ_HOME/config.toml` < environment.
+    pub fn load(env: &dyn Fn(&str) -> Option<String>) -> Result<Config, AiqError> {
+        let home = home_dir(env)?;
+        let path = home.join("config.toml");
+        let mut warnings = Vec::new();
+        let file = match fs::read_to_string(&path) {
+            Ok(text) => {
+                warnings.extend(permission_warning(&path));
+                parse_file(&text, &path)?
+            }
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => FileConfig::default(),
+            Err(e) => {
+                return Err(AiqError::Usage(format!(
+                    "cannot read {}: {e} (fix its permissions or set AIQ_HOME elsewhere)",
+                    path.display()
+                )))
+            }
+        };
+        let sources = parse_sources(&file.sources, &path)?;
+        let mut llm = file.llm;
+        apply_env(&mut llm, env);
+        Ok(Config {
+            home,
+            llm,
+            chat: file.chat,
+            query: file.query,
+            sources,
+            warnings,
+        })
+    }
+
+    /// The effective configuration as TOML, secrets masked (`aiq config show`).
+    pub fn to_masked_toml(&self) -> String {
+        let mut doc = toml_edit::DocumentMut::new();
+        let mut llm = toml_edit::Table::new();
+        let opt = |t: &mut toml_edit::Table, k: &str, v: &Option<String>| {
+            if let Some(v) = v {
+                t[k] = toml_edit::value(v.as_str());
+            }
+        };
+        opt(&mut llm, "provider", &self.llm.provider);
+        opt(&mut llm, "model", &self.llm.model);
+        opt(&mut llm, "base_url", &self.llm.base_url);
+        if self.llm.api_key.is_some() {
+            llm["api_key"] = toml_edit::value("********");
+        }
+        llm["timeout_secs"] = toml_edit::value(self.llm.timeout_secs as i64);
+        llm["max_retries"] = toml_edit::value(i64::from(self.llm.max_retries));
+        doc["llm"] = toml_edit::Item::Table(llm);
+        let mut chat = toml_edit::Table::new();
+        chat["history_limit"] = toml_edit::value(self.chat.history_limit as i64);
+        chat["max_rows"] = toml_edit::value(self.chat.max_rows as i64);
+        chat["stale_after_hours"] = toml_edit::value(self.chat.stale_after_hours as i64);
+        doc["chat"] = toml_edit::Item::Table(chat);
+        let mut query = toml_edit::Table::new();
+        query["timeout_secs"] = toml_edit::value(self.query.timeout_secs as i64);
+        doc["query"] = toml_edit::Item::Table(query);
+        let mut sources = toml_edit::Table::new();
+        if let Some(d) = &self.sources.default {
+            sources["default"] = toml_edit::value(d.as_str());
+        }
+        for (name, s) in self.sources.iter() {
+            let mut t = toml_edit::Table::new();
+            t["url"] = toml_edit::value(crate::source::redact_url(&s.url));
+            if let Some(p) = &s.password_env {
+                t["password_env"] = toml_edit::value(p.as_str());
+            }
+            sources[name] = toml_edit::Item::Table(t);
+        }
+        doc["sources"] = toml_edit::Item::Table(sources);
+        doc.to_string()
+    }
+}
+
+fn parse_file(text: &str, path: &Path) -> Result<FileConfig, AiqError> {
+    toml::from_str(text).map_err(|e| {
+        AiqError::Usage(format!(
+            "invalid config {}: {} (fix or remove the key; `aiq config init` writes a commented example)",
+            path.display(),
+            e.message()
+        ))
+    })
+}
+
+/// `[sources]` mixes one string key (`default`) with one table per source,
+/// which serde cannot express with unknown keys denied, so it is read by hand.
+fn parse_sources(table: &toml::Table, path: &Path) -> Result<SavedSources, AiqError> {
+    let bad = |msg: String| AiqError::Usage(format!("invalid config {}: {msg}", path.display()));
+    let mut out = SavedSources::default();
+    for (key, value) in table {
+        if key == "default" {
+            match value.as_str() {
+                Some(name) => out.default = Some(name.to_string()),
+                None => return Err(bad("`sources.default` must be a string, the name of a saved source".into())),
+            }
+            continue;
+        }
+        let Some(entry) = value.as_table() else {
+            return Err(bad(format!(
+                "unknown key `sources.{key}` (saved sources are tables: [sources.{key}] url = \"…\")"
+            )));
+        };
+        let source: SavedSource = toml::Value::Table(entry.clone()).try_into().map_err(|e: toml::de::Error| {
+            bad(format!("in [sources.{key}]: {}", e.message()))
+        })?;
+        validate_name(key).map_err(|e| bad(e.to_string()))?;
+        out.entries.insert(key.clone(), source);
+    }
+    if let Some(d) = &out.default {
+        if !out.entries.contains_key(d) {
+            return Err(bad(format!(
+                "`sources.default` names '{d}', which is not a saved source (add it with `aiq sources add {d} PATH_OR_URL`)"
+            )));
+        }
+    }
+    Ok(out)
+}
+
+fn apply_env(llm: &mut LlmConfig, env: &dyn Fn(&str) -> Option<String>) {
+    let get = |k: &str| env(k).filter(|v| !v.is_empty());
+    if let Some(v) = get("AIQ_PROVIDER") {
+        llm.provider = Some(v);
+    }
+    if let Some(v) = get("AIQ_MODEL") {
+        llm.model = Some(v);
+    }
+    if let Some(v) = get("AIQ_BASE_URL") {
+        llm.base_url = Some(v);
+    }
+    let fallback = match llm.provider.as_deref() {
+        Some("anthropic") => "ANTHROPIC_API_KEY",
+        _ => "OPENAI_API_KEY",
+    };
+    if let Some(v) = get("AIQ_API_KEY").or_else(|| get(fallback)) {
+        llm.api_key = Some(v);
+    }
+}
+
+#[cfg(unix)]
+fn permission_warning(path: &Path) -> Option<String> {
+    use std::os::unix::fs::PermissionsExt;
+    let mode = fs::metadata(path).ok()?.permissions().mode();
+    (mode & 0o077 != 0).then(|| {
+        format!(
+            "{} can be read by other users (mode {:o}); run `chmod 600 {}`",
+            path.display(),
+            mode & 0o777,
+            path.display()
+        )
+    })
+}
+
+#[cfg(not(unix))]
+fn permission_warning(_: &Path) -> Option<String> {
+    None
+}
+
+/// Source names: letters, digits, `_` and `-`, so they never look like paths.
+pub fn validate_name(name: &str) -> Result<(), AiqError> {
+    let ok = !name.is_empty()
+        && name.len() <= 64
+        && name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-');
+    if ok {
+        Ok(())
+    } else {
+        Err(AiqError::Usage(format!(
+            "invalid source name '{name}': use letters, digits, '_' and '-' (at most 64)"
+        )))
+    }
+}
+
+/// The commented file `aiq config init` writes.
+pub const TEMPLATE: &str = r#"# aiq configuration. Every key is optional; the values shown are the defaults.
+# Unknown keys are an error. Secrets are better kept in environment variables.
+
+[llm]
+# provider = "openai"            # "openai" (any OpenAI-compatible server), "anthropic", "ollama"
+# model = "gpt-4o-mini"
+# base_url = "https://api.openai.com/v1"
+# api_key = "…"                  # prefer AIQ_API_KEY / OPENAI_API_KEY / ANTHROPIC_API_KEY
+# timeout_secs = 120
+# max_retries = 3
+
+[chat]
+# history_limit = 20             # message pairs kept in the prompt
+# max_rows = 100                 # rows shown in table/markdown output
+# stale_after_hours = 12
+
+[query]
+# timeout_secs = 30              # statements running longer are stopped
+
+# Saved sources: `aiq sources add NAME PATH_OR_URL` writes them below, e.g.
+#   [sources.shop]
+#   url = "sqlite:///home/me/data/shop.db"
+# and `default = "shop"` under [sources] picks the one used without SOURCE.
+[sources]
+"#;
+
+/// Edits `config.toml` in place (comments kept) and writes it back
+/// atomically with mode 0600 in a 0700 directory.
+pub fn edit_file(
+    home: &Path,
+    edit: impl FnOnce(&mut toml_edit::DocumentMut) -> Result<(), AiqError>,
+) -> Result<PathBuf, AiqError> {
+    let path = home.join("config.toml");
+    let text = match fs::read_to_string(&path) {
+        Ok(t) => t,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => TEMPLATE.to_string(),
+        Err(e) => return Err(AiqError::Usage(format!("cannot read {}: {e}", path.display()))),
+    };
+    let mut doc: toml_edit::DocumentMut = text
+        .parse()
+        .map_err(|e| AiqError::Usage(format!("invalid config {}: {e}", path.display())))?;
+    edit(&mut doc)?;
+    write_private(home, &path, doc.to_string().as_bytes())?;
+    Ok(path)
+}
+
+/// Creates `home` (0700) if needed and writes `bytes` to `path` (0600)
+/// through a temporary file and a rename.
+pub fn write_private(home: &Path, path: &Path, bytes: &[u8]) -> Result<(), AiqError> {
+    let fail = |e: std::io::Error| AiqError::Usage(format!("cannot write {}: {e}", path.display()));
+    create_private_dir(home).map_err(fail)?;
+    let mut tmp = tempfile::Builder::new()
+        .prefix(".config-")
+        .tempfile_in(home)
+        .map_err(fail)?;
+    set_mode(tmp.path(), 0o600).map_err(fail)?;
+    tmp.write_all(bytes).map_err(fail)?;
+    tmp.as_file().sync_all().map_err(fail)?;
+    tmp.persist(path).map_err(|e| fail(e.error))?;
+    Ok(())
+}
+
+/// Creates the directory with mode 0700 (and tightens an existing one).
+pub fn create_private_dir(dir: &Path) -> std::io::Result<()> {
+    fs::create_dir_all(dir)?;
+    set_mode(dir, 0o700)
+}
+
+#[cfg(unix)]
+fn set_mode(path: &Path, mode: u32) -> std::io::Result<()> {
+    use std::os::unix::fs::PermissionsExt;
+    fs::set_permissions(path, fs::Permissions::from_mode(mode))
+}
+
+#[cfg(not(unix))]
+fn set_mode(_: &Path, _: u32) -> std::io::Result<()> {
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn env_with(home: &Path, extra: &[(&str, &str)]) -> impl Fn(&str) -> Option<String> {
+        let mut map: BTreeMap<String, String> = extra.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect();
+        map.insert("AIQ_HOME".into(), home.display().to_string());
+        move |k| map.get(k).cloned()
+    }
+
+    #[test]
+    fn defaults_without_a_file() {
+        let dir = tempfile::tempdir().unwrap();
+        let c = Config::load(&env_with(dir.path(), &[])).unwrap();
+        assert_eq!(c.chat.history_limit, 20);
+        assert_eq!(c.chat.max_rows, 100);
+        assert_eq!(c.query.timeout_secs, 30);
+        assert_eq!(c.llm.timeout_secs, 120);
+        assert!(c.sources.is_empty());
+    }
+
+    #[test]
+    fn file_then_env() {
+        let dir = tempfile::tempdir().unwrap();
+        fs::write(
+            dir.path().join("config.toml"),
+            "[llm]\nprovider = \"anthropic\"\nmodel = \"m1\"\n[chat]\nmax_rows = 7\n[sources]\ndefault = \"shop\"\n[sources.shop]\nurl = \"sqlite:///x.db\"\n",
+        )
+        .unwrap();
+        let c = Config::load(&env_with(dir.path(), &[("AIQ_MODEL", "m2"), ("ANTHROPIC_API_KEY", "k")])).unwrap();
+        assert_eq!(c.llm.provider.as_deref(), Some("anthropic"));
+        assert_eq!(c.llm.model.as_deref(), Some("m2"));
+        assert_eq!(c.llm.api_key.as_deref(), Some("k"));
+        assert_eq!(c.chat.max_rows, 7);
+        assert_eq!(c.sources.default.as_deref(), Some("shop"));
+        assert_eq!(c.sources.get("shop").unwrap().url, "sqlite:///x.db");
+        assert!(!c.to_masked_toml().contains("= \"k\""));
+    }
+
+    #[test]
+    fn unknown_keys_are_named() {
+        let dir = tempfile::tempdir().unwrap();
+        for (text, key) in [
+            ("[chat]\nhistory_limt = 3\n", "history_limt"),
+            ("colour = true\n", "colour"),
+            ("[sources.shop]\nurl = \"x.db\"\npasword_env = \"P\"\n", "pasword_env"),
+            ("[sources]\nshop = \"x.db\"\n", "sources.shop"),
+        ] {
+            fs::write(dir.path().join("config.toml"), text).unwrap();
+            let e = Config::load(&env_with(dir.path(), &[])).unwrap_err();
+            assert!(e.to_string().contains(key), "{text}: {e}");
+            assert_eq!(e.exit_code(), 2);
+        }
+    }
+
+    #[test]
+    fn default_must_exist() {
+        let dir = tempfile::tempdir().unwrap();
+        fs::write(dir.path().join("config.toml"), "[sources]\ndefault = \"nope\"\n").unwrap();
+        let e = Config::load(&env_with(dir.path(), &[])).unwrap_err();
+        assert!(e.to_string().contains("'nope'"), "{e}");
+    }
+
+    #[cfg(unix)]
+    #[test]
+    fn edits_keep_comments_and_modes() {
+        use std::os::unix::fs::PermissionsExt;
+        let dir = tempfile::tempdir().unwrap();
+        let home = dir.path().join("home");
+        let path = edit_file(&home, |doc| {
+            doc["sources"]["shop"]["url"] = toml_edit::value("x.db");
+            Ok(())
+        })
+        .unwrap();
+        let text = fs::read_to_string(&path).unwrap();
+        assert!(text.contains("# aiq configuration"));
+        assert!(text.contains("url = \"x.db\""));
+        assert_eq!(fs::metadata(&path).unwrap().permissions().mode() & 0o777, 0o600);
+        assert_eq!(fs::metadata(&home).unwrap().permissions().mode() & 0o777, 0o700);
+        let c = Config::load(&env_with(&home, &[])).unwrap();
+        assert_eq!(c.sources.get("shop").unwrap().url, "x.db");
+    }
+
+    #[test]
+    fn names() {
+        assert!(validate_name("shop_2-a").is_ok());
+        assert!(validate_name("a.db").is_err());
+        assert!(validate_name("").is_err());
+    }
+}

@@ -1,0 +1,56 @@
+//! The error type every front end reports, with the exit code SPEC §2.4
+//! assigns to each kind. Messages say what failed and what to do next; no
+//! debug dump ever reaches a user.
+
+use thiserror::Error;
+
+/// A failure a person can act on. The variant decides the exit code; the
+/// message is printed as `aiq: <message>` on stderr.
+#[derive(Debug, Error)]
+pub enum AiqError {
+    /// The query failed (SQL error, timeout, …): exit 1.
+    #[error("{0}")]
+    Query(String),
+    /// Bad flag or value, invalid config or file given on the command line: exit 2.
+    #[error("{0}")]
+    Usage(String),
+    /// The data source is missing, unknown or cannot be opened: exit 3.
+    #[error("{0}")]
+    Source(String),
+    /// Refused by the safety policy: exit 5.
+    #[error("{0}")]
+    Refused(String),
+    /// Ctrl-C: exit 130.
+    #[error("interrupted")]
+    Interrupted,
+}
+
+impl AiqError {
+    /// The process exit code for this error (SPEC §2.4).
+    pub fn exit_code(&self) -> i32 {
+        match self {
+            AiqError::Query(_) => 1,
+            AiqError::Usage(_) => 2,
+            AiqError::Source(_) => 3,
+            AiqError::Refused(_) => 5,
+            AiqError::Interrupted => 130,
+        }
+    }
+}
+
+/// Shorthand for results that end in an [`AiqError`].
+pub type Result<T, E = AiqError> = std::result::Result<T, E>;
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn exit_codes_follow_the_spec() {
+        assert_eq!(AiqError::Query(String::new()).exit_code(), 1);
+        assert_eq!(AiqError::Usage(String::new()).exit_code(), 2);
+        assert_eq!(AiqError::Source(String::new()).exit_code(), 3);
+        assert_eq!(AiqError::Refused(String::new()).exit_code(), 5);
+        assert_eq!(AiqError::Interrupted.exit_code(), 130);
+    }
+}

@@ -1,0 +1,49 @@
+//! Ctrl-C. One process-wide handler: it cancels the statement running at
+//! that moment (through the source's [`CancelHandle`]) and records that the
+//! user interrupted, so the front end can exit with 130. With nothing
+//! running, a single-shot command simply ends with 130.
+
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Mutex;
+
+use crate::source::CancelHandle;
+
+static INTERRUPTED: AtomicBool = AtomicBool::new(false);
+static CURRENT: Mutex<Option<CancelHandle>> = Mutex::new(None);
+
+/// Installs the handler once. Failure (a handler already set) is harmless.
+pub fn install() {
+    let _ = ctrlc::set_handler(|| {
+        INTERRUPTED.store(true, Ordering::SeqCst);
+        let current = CURRENT.lock().ok().and_then(|c| c.clone());
+        match current {
+            Some(handle) => handle.cancel(),
+            None => std::process::exit(130),
+        }
+    });
+}
+
+/// True once Ctrl-C was pressed.
+pub fn interrupted() -> bool {
+    INTERRUPTED.load(Ordering::SeqCst)
+}
+
+/// While the guard lives, Ctrl-C cancels through `handle`.
+pub struct Running(());
+
+impl Running {
+    pub fn new(handle: CancelHandle) -> Running {
+        if let Ok(mut c) = CURRENT.lock() {
+            *c = Some(handle);
+        }
+        Running(())
+    }
+}
+
+impl Drop for Running {
+    fn drop(&mut self) {
+        if let Ok(mut c) = CURRENT.lock() {
+            *c = None;
+        }
+    }
+}

@@ -1,0 +1,244 @@
+//! Result formats (SPEC §2.1, §2.3). Every renderer is a [`RowSink`] over an
+//! `io::Write`: machine formats stream each row straight out; `table` and
+//! `markdown` keep at most `max_rows` rows (they need column widths) and
+//! count the rest. Renderers write results only — never messages.
+
+mod delimited;
+mod json;
+mod markdown;
+mod table;
+
+use std::fmt;
+use std::io::{self, Write};
+use std::str::FromStr;
+
+use crate::source::{Column, RowSink, Value};
+
+/// An output format.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Format {
+    Table,
+    Csv,
+    Tsv,
+    Json,
+    Jsonl,
+    Markdown,
+}
+
+impl Format {
+    pub const ALL: [Format; 6] = [
+        Format::Table,
+        Format::Csv,
+        Format::Tsv,
+        Format::Json,
+        Format::Jsonl,
+        Format::Markdown,
+    ];
+
+    pub fn name(self) -> &'static str {
+        match self {
+            Format::Table => "table",
+            Format::Csv => "csv",
+            Format::Tsv => "tsv",
+            Format::Json => "json",
+            Format::Jsonl => "jsonl",
+            Format::Markdown => "markdown",
+        }
+    }
+
+    /// `table` and `markdown` are for people and show at most `max_rows`.
+    pub fn is_for_people(self) -> bool {
+        matches!(self, Format::Table | Format::Markdown)
+    }
+}
+
+impl fmt::Display for Format {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+impl FromStr for Format {
+    type Err = String;
+
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        let lower = s.to_ascii_lowercase();
+        let found = match lower.as_str() {
+            "md" => Some(Format::Markdown),
+            "ndjson" => Some(Format::Jsonl),
+            other => Format::ALL.into_iter().find(|f| f.name() == other),
+        };
+        found.ok_or_else(|| {
+            let names: Vec<&str> = Format::ALL.iter().map(|f| f.name()).collect();
+            format!("unknown format '{s}' (choose one of: {})", names.join(", "))
+        })
+    }
+}
+
+/// How a renderer presents its rows.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct RenderOptions {
+    /// Rows to print; the rest are counted. `None` prints all.
+    pub max_rows: Option<usize>,
+    /// Colour and bold in `table` output.
+    pub color: bool,
+    /// The terminal width for `table`, if output goes to a terminal.
+    pub width: Option<u16>,
+}
+
+/// A renderer: a [`RowSink`] that also knows how to close its output.
+pub trait Renderer: RowSink {
+    /// Writes what remains (buffered rows, closing brackets, the "… N more
+    /// rows" line) and flushes.
+    fn finish(&mut self) -> io::Result<()>;
+    /// Rows received but not printed because of `max_rows`.
+    fn hidden(&self) -> u64;
+}
+
+/// A renderer for `format` writing to `out`.
+pub fn renderer<'a>(format: Format, out: &'a mut dyn Write, options: RenderOptions) -> Box<dyn Renderer + 'a> {
+    let limit = Limit::new(options.max_rows);
+    match format {
+        Format::Table => Box::new(table::TableRenderer::new(out, options, limit)),
+        Format::Markdown => Box::new(markdown::MarkdownRenderer::new(out, limit)),
+        Format::Csv => Box::new(delimited::CsvRenderer::new(out, limit)),
+        Format::Tsv => Box::new(delimited::TsvRenderer::new(out, limit)),
+        Format::Json => Box::new(json::JsonRenderer::new(out, limit, false)),
+        Format::Jsonl => Box::new(json::JsonRenderer::new(out, limit, true)),
+    }
+}
+
+/// Counts rows against `max_rows`.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Limit {
+    max: Option<usize>,
+    seen: u64,
+}
+
+impl Limit {
+    fn new(max: Option<usize>) -> Self {
+        Limit { max, seen: 0 }
+    }
+
+    /// Registers one row; true if it should be printed.
+    fn admit(&mut self) -> bool {
+        self.seen += 1;
+        match self.max {
+            Some(max) => self.seen <= max as u64,
+            None => true,
+        }
+    }
+
+    fn hidden(&self) -> u64 {
+        match self.max {
+            Some(max) => self.seen.saturating_sub(max as u64),
+            None => 0,
+        }
+    }
+}
+
+/// The line shown under a truncated `table`/`markdown` result.
+pub(crate) fn more_rows_line(hidden: u64) -> String {
+    let noun = if hidden == 1 { "row" } else { "rows" };
+    format!("… {hidden} more {noun} (use --max-rows to show more)")
+}
+
+/// Buffered cells for the formats that need all shown rows before printing.
+pub(crate) struct Grid {
+    pub columns: Vec<Column>,
+    pub rows: Vec<Vec<Option<String>>>,
+    /// Per column: every non-null value so far was a number.
+    pub numeric: Vec<bool>,
+}
+
+impl Grid {
+    fn new() -> Self {
+        Grid {
+            columns: Vec::new(),
+            rows: Vec::new(),
+            numeric: Vec::new(),
+        }
+    }
+
+    fn set_columns(&mut self, columns: &[Column]) {
+        self.columns = columns.to_vec();
+        self.numeric = vec![true; columns.len()];
+    }
+
+    fn push(&mut self, row: &[Value]) {
+        let mut cells = Vec::with_capacity(row.len());
+        for (i, v) in row.iter().enumerate() {
+            if matches!(v, Value::Null) {
+                cells.push(None);
+                continue;
+            }
+            if !v.is_numeric() {
+                if let Some(n) = self.numeric.get_mut(i) {
+                    *n = false;
+                }
+            }
+            cells.push(Some(v.to_text()));
+        }
+        self.rows.push(cells);
+    }
+
+    /// Right-align a column only if it held numbers (and at least one row).
+    fn right_aligned(&self, i: usize) -> bool {
+        !self.rows.is_empty() && self.numeric.get(i).copied().unwrap_or(false)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    pub(crate) fn render(format: Format, max_rows: Option<usize>, columns: &[Column], rows: &[Vec<Value>]) -> String {
+        let mut out = Vec::new();
+        {
+            let mut r = renderer(
+                format,
+                &mut out,
+                RenderOptions {
+                    max_rows,
+                    color: false,
+                    width: None,
+                },
+            );
+            r.columns(columns).unwrap();
+            for row in rows {
+                r.row(row).unwrap();
+            }
+            r.finish().unwrap();
+        }
+        String::from_utf8(out).unwrap()
+    }
+
+    pub(crate) fn sample() -> (Vec<Column>, Vec<Vec<Value>>) {
+        (
+            vec![Column::new("country", "TEXT"), Column::new("n", "INTEGER"), Column::new("avg", "DECIMAL")],
+            vec![
+                vec![Value::Text("DE".into()), Value::Int(3), Value::Decimal("12.50".into())],
+                vec![Value::Text("say \"hi\", ok".into()), Value::Int(10), Value::Null],
+            ],
+        )
+    }
+
+    #[test]
+    fn format_names_parse() {
+        for f in Format::ALL {
+            assert_eq!(f.name().parse::<Format>(), Ok(f));
+        }
+        assert_eq!("JSON".parse::<Format>(), Ok(Format::Json));
+        let e = "xml".parse::<Format>().unwrap_err();
+        assert_eq!(e, "unknown format 'xml' (choose one of: table, csv, tsv, json, jsonl, markdown)");
+    }
+
+    #[test]
+    fn limits_count_hidden_rows() {
+        let (cols, rows) = sample();
+        let out = render(Format::Csv, Some(1), &cols, &rows);
+        assert_eq!(out, "country,n,avg\nDE,3,12.50\n");
+        let out = render(Format::Markdown, Some(1), &cols, &rows);
+        assert!(out.ends_with("… 1 more row (use --max-rows to show more)\n"), "{out}");
+    }
+}

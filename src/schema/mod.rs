@@ -1,0 +1,238 @@
+//! The catalog an engine reports (tables, views, columns, keys, row
+//! estimates, sample values) and its compact text form — the same text
+//! `aiq schema` prints and the model is given. Pure data and formatting.
+
+use std::fmt::Write as _;
+
+/// Everything aiq knows about a source's schema.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Catalog {
+    /// The engine's name, e.g. `SQLite 3.50.4`.
+    pub engine: String,
+    /// Tables and views, sorted by name.
+    pub tables: Vec<Table>,
+}
+
+/// A table or view.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Table {
+    /// Schema-qualified where the engine has schemas other than the default.
+    pub name: String,
+    pub kind: TableKind,
+    pub columns: Vec<ColumnInfo>,
+    pub foreign_keys: Vec<ForeignKey>,
+    /// An estimate, not an exact count; `None` when the engine cannot tell cheaply.
+    pub row_estimate: Option<u64>,
+    pub comment: Option<String>,
+}
+
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub enum TableKind {
+    #[default]
+    Table,
+    View,
+}
+
+/// A column of a table or view.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct ColumnInfo {
+    pub name: String,
+    pub type_name: String,
+    pub nullable: bool,
+    pub primary_key: bool,
+    /// A few distinct short values, for text columns.
+    pub samples: Vec<String>,
+}
+
+/// `columns` of this table reference `ref_columns` of `ref_table`.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct ForeignKey {
+    pub columns: Vec<String>,
+    pub ref_table: String,
+    pub ref_columns: Vec<String>,
+}
+
+impl Catalog {
+    /// Finds a table by name, case-insensitively.
+    pub fn table(&self, name: &str) -> Option<&Table> {
+        self.tables.iter().find(|t| t.name.eq_ignore_ascii_case(name))
+    }
+
+    /// The compact text form of every table (see [`Table::render`]).
+    pub fn render(&self) -> String {
+        let mut out = String::new();
+        for table in &self.tables {
+            table.render(&mut out);
+        }
+        out
+    }
+}
+
+impl Table {
+    /// Appends the compact text form:
+    ///
+    /// ```text
+    /// table orders (~5000 rows)
+    ///   id INTEGER primary key
+    ///   customer_id INTEGER not null -> customers.id
+    ///   status TEXT not null, e.g. 'delivered', 'shipped'
+    /// ```
+    pub fn render(&self, out: &mut String) {
+        let kind = match self.kind {
+            TableKind::Table => "table",
+            TableKind::View => "view",
+        };
+        let _ = write!(out, "{kind} {}", self.name);
+        if let Some(n) = self.row_estimate {
+            let _ = write!(out, " (~{n} rows)");
+        }
+        if let Some(c) = self.comment.as_deref().filter(|c| !c.is_empty()) {
+            let _ = write!(out, " -- {c}");
+        }
+        out.push('\n');
+        let single_pk = self.columns.iter().filter(|c| c.primary_key).count() == 1;
+        for col in &self.columns {
+            let _ = write!(out, "  {}", col.name);
+            if !col.type_name.is_empty() {
+                let _ = write!(out, " {}", col.type_name);
+            }
+            if col.primary_key && single_pk {
+                out.push_str(" primary key");
+            } else if !col.nullable {
+                out.push_str(" not null");
+            }
+            for fk in &self.foreign_keys {
+                if let [only] = fk.columns.as_slice() {
+                    if *only == col.name {
+                        let target = fk.ref_columns.first().map(String::as_str).unwrap_or("?");
+                        let _ = write!(out, " -> {}.{}", fk.ref_table, target);
+                    }
+                }
+            }
+            if !col.samples.is_empty() {
+                let quoted: Vec<String> = col
+                    .samples
+                    .iter()
+                    .map(|s| format!("'{}'", s.replace('\'', "''")))
+                    .collect();
+                let _ = write!(out, ", e.g. {}", quoted.join(", "));
+            }
+            out.push('\n');
+        }
+        let pk: Vec<&str> = self
+            .columns
+            .iter()
+            .filter(|c| c.primary_key)
+            .map(|c| c.name.as_str())
+            .collect();
+        if pk.len() > 1 {
+            let _ = writeln!(out, "  primary key ({})", pk.join(", "));
+        }
+        for fk in self.foreign_keys.iter().filter(|fk| fk.columns.len() > 1) {
+            let _ = writeln!(
+                out,
+                "  foreign key ({}) -> {}({})",
+                fk.columns.join(", "),
+                fk.ref_table,
+                fk.ref_columns.join(", ")
+            );
+        }
+    }
+}
+
+/// Whether a declared type holds text (and so may get sample values).
+pub fn is_text_type(type_name: &str) -> bool {
+    let t = type_name.to_ascii_uppercase();
+    t.is_empty()
+        || t.contains("CHAR")
+        || t.contains("TEXT")
+        || t.contains("CLOB")
+        || t == "STRING"
+        || t.starts_with("ENUM")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn renders_compact_form() {
+        let t = Table {
+            name: "orders".into(),
+            kind: TableKind::Table,
+            columns: vec![
+                ColumnInfo {
+                    name: "id".into(),
+                    type_name: "INTEGER".into(),
+                    nullable: false,
+                    primary_key: true,
+                    samples: vec![],
+                },
+                ColumnInfo {
+                    name: "customer_id".into(),
+                    type_name: "INTEGER".into(),
+                    nullable: false,
+                    primary_key: false,
+                    samples: vec![],
+                },
+                ColumnInfo {
+                    name: "status".into(),
+                    type_name: "TEXT".into(),
+                    nullable: true,
+                    primary_key: false,
+                    samples: vec!["delivered".into(), "it's".into()],
+                },
+            ],
+            foreign_keys: vec![ForeignKey {
+                columns: vec!["customer_id".into()],
+                ref_table: "customers".into(),
+                ref_columns: vec!["id".into()],
+            }],
+            row_estimate: Some(5000),
+            comment: None,
+        };
+        let mut out = String::new();
+        t.render(&mut out);
+        assert_eq!(
+            out,
+            "table orders (~5000 rows)\n  id INTEGER primary key\n  customer_id INTEGER not null -> customers.id\n  status TEXT, e.g. 'delivered', 'it''s'\n"
+        );
+    }
+
+    #[test]
+    fn composite_keys_get_their_own_lines() {
+        let col = |n: &str| ColumnInfo {
+            name: n.into(),
+            type_name: "INT".into(),
+            nullable: false,
+            primary_key: true,
+            samples: vec![],
+        };
+        let t = Table {
+            name: "pairs".into(),
+            kind: TableKind::View,
+            columns: vec![col("a"), col("b")],
+            foreign_keys: vec![ForeignKey {
+                columns: vec!["a".into(), "b".into()],
+                ref_table: "other".into(),
+                ref_columns: vec!["x".into(), "y".into()],
+            }],
+            row_estimate: None,
+            comment: None,
+        };
+        let mut out = String::new();
+        t.render(&mut out);
+        assert_eq!(
+            out,
+            "view pairs\n  a INT not null\n  b INT not null\n  primary key (a, b)\n  foreign key (a, b) -> other(x, y)\n"
+        );
+    }
+
+    #[test]
+    fn text_types() {
+        assert!(is_text_type("VARCHAR(20)"));
+        assert!(is_text_type("text"));
+        assert!(!is_text_type("INTEGER"));
+        assert!(!is_text_type("DECIMAL(10,2)"));
+    }
+}

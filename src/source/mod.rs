@@ -1,0 +1,284 @@
+//! Data sources: the one [`DataSource`] trait every engine implements, the
+//! parsing of a SOURCE argument into a [`SourceSpec`], and the statement
+//! deadline shared by the engines.
+//!
+//! The trait is synchronous and streams rows into a [`RowSink`]: an engine
+//! with an async driver keeps its own runtime inside and blocks on it, so the
+//! front ends and the agent core never change when one is added. Nothing here
+//! prints; errors carry messages a person can act on.
+
+mod duckdb;
+mod spec;
+mod sqlite;
+mod value;
+
+use std::io;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{mpsc, Arc};
+use std::time::{Duration, Instant};
+
+pub use spec::{redact_url, resolve, resolve_location, DataFile, DataFileKind, Resolved, SourceSpec};
+pub use value::{Column, Value};
+
+use crate::safety::{CheckedSql, Dialect};
+use crate::schema::Catalog;
+
+/// Which engine serves a source. Also the `database_type` of a session file.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum EngineKind {
+    Sqlite,
+    DuckDb,
+}
+
+impl EngineKind {
+    /// The name used in session files and messages (`sqlite`, `duckdb`).
+    pub fn as_str(self) -> &'static str {
+        match self {
+            EngineKind::Sqlite => "sqlite",
+            EngineKind::DuckDb => "duckdb",
+        }
+    }
+
+    /// The SQL dialect statements are parsed in for this engine.
+    pub fn dialect(self) -> Dialect {
+        match self {
+            EngineKind::Sqlite => Dialect::Sqlite,
+            EngineKind::DuckDb => Dialect::DuckDb,
+        }
+    }
+}
+
+/// How a source is opened.
+#[derive(Debug, Clone, Copy)]
+pub struct OpenOptions {
+    /// Open read-write (`--allow-write`); otherwise the engine itself refuses writes.
+    pub allow_write: bool,
+    /// Statement timeout; a query running longer is interrupted.
+    pub timeout: Duration,
+}
+
+impl Default for OpenOptions {
+    fn default() -> Self {
+        OpenOptions {
+            allow_write: false,
+            timeout: Duration::from_secs(30),
+        }
+    }
+}
+
+/// Receives a result as the engine produces it: the columns once, then each
+/// row. Implemented by the renderers (and later by the agent's event sinks).
+/// An error from the sink (for example a closed pipe) stops the query.
+pub trait RowSink {
+    fn columns(&mut self, columns: &[Column]) -> io::Result<()>;
+    fn row(&mut self, row: &[Value]) -> io::Result<()>;
+}
+
+/// What a finished statement reports.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct QueryStats {
+    /// Rows streamed to the sink (for a write: rows changed).
+    pub rows: u64,
+    pub elapsed: Duration,
+    /// True when the statement changed data (only possible with `--allow-write`).
+    pub changed: bool,
+}
+
+/// Why a statement did not finish.
+#[derive(Debug, thiserror::Error)]
+pub enum ExecError {
+    /// The engine rejected or failed the statement; the message is the engine's.
+    #[error("{0}")]
+    Engine(String),
+    /// The statement ran past the timeout and was interrupted.
+    #[error("the query ran longer than {} s and was stopped", .0.as_secs_f64())]
+    Timeout(Duration),
+    /// Cancelled through the [`CancelHandle`] (Ctrl-C).
+    #[error("the query was cancelled")]
+    Cancelled,
+    /// The sink failed (for example the output pipe was closed).
+    #[error("cannot write the result: {0}")]
+    Output(#[from] io::Error),
+}
+
+/// Errors from opening or introspecting a source (exit code 3).
+#[derive(Debug, thiserror::Error)]
+#[error("{0}")]
+pub struct SourceError(pub String);
+
+/// Cancels whatever statement its source is running, from any thread.
+#[derive(Clone)]
+pub struct CancelHandle(Arc<dyn Fn() + Send + Sync>);
+
+impl CancelHandle {
+    pub fn new(f: impl Fn() + Send + Sync + 'static) -> Self {
+        CancelHandle(Arc::new(f))
+    }
+
+    pub fn cancel(&self) {
+        (self.0)()
+    }
+}
+
+impl std::fmt::Debug for CancelHandle {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("CancelHandle")
+    }
+}
+
+/// One open data source.
+pub trait DataSource: Send {
+    /// The engine behind this source.
+    fn kind(&self) -> EngineKind;
+
+    /// The SQL dialect the safety gate parses this source's statements in.
+    fn dialect(&self) -> Dialect {
+        self.kind().dialect()
+    }
+
+    /// Tables and views with their columns, keys, row estimates and samples,
+    /// in a handful of catalog queries.
+    fn introspect(&self) -> Result<Catalog, SourceError>;
+
+    /// Runs one checked statement and streams its rows into `sink`.
+    fn execute(&self, sql: &CheckedSql, sink: &mut dyn RowSink) -> Result<QueryStats, ExecError>;
+
+    /// A handle that cancels the running statement (Ctrl-C).
+    fn cancel_handle(&self) -> CancelHandle;
+}
+
+impl SourceSpec {
+    /// The engine that serves this source.
+    pub fn engine(&self) -> EngineKind {
+        match self {
+            SourceSpec::Sqlite(_) => EngineKind::Sqlite,
+            SourceSpec::DuckDb(_) | SourceSpec::DuckDbMemory | SourceSpec::DataFiles { .. } => {
+                EngineKind::DuckDb
+            }
+        }
+    }
+}
+
+/// Opens the source a [`SourceSpec`] names.
+pub fn open(spec: &SourceSpec, options: OpenOptions) -> Result<Box<dyn DataSource>, SourceError> {
+    match spec {
+        SourceSpec::Sqlite(path) => Ok(Box::new(sqlite::SqliteSource::open(path, options)?)),
+        SourceSpec::DuckDb(path) => Ok(Box::new(duckdb::DuckDbSource::open_file(path, options)?)),
+        SourceSpec::DuckDbMemory => Ok(Box::new(duckdb::DuckDbSource::open_memory(options)?)),
+        SourceSpec::DataFiles { files, .. } => {
+            Ok(Box::new(duckdb::DuckDbSource::open_data_files(files, options)?))
+        }
+    }
+}
+
+/// Shared by the engines: a cancel flag plus a deadline watchdog around one
+/// statement. `interrupt` is the engine's own interrupt call.
+pub(crate) struct Guard {
+    cancelled: Arc<AtomicBool>,
+}
+
+impl Guard {
+    pub(crate) fn new() -> Self {
+        Guard {
+            cancelled: Arc::new(AtomicBool::new(false)),
+        }
+    }
+
+    /// A cancel handle that sets the flag and calls the engine's interrupt.
+    pub(crate) fn handle(&self, interrupt: impl Fn() + Send + Sync + 'static) -> CancelHandle {
+        let flag = Arc::clone(&self.cancelled);
+        CancelHandle::new(move || {
+            flag.store(true, Ordering::SeqCst);
+            interrupt();
+        })
+    }
+
+    /// True once the statement has been cancelled.
+    pub(crate) fn is_cancelled(&self) -> bool {
+        self.cancelled.load(Ordering::Relaxed)
+    }
+
+    /// Runs `f` with a watchdog that calls `interrupt` once `timeout` passes,
+    /// and maps an engine error caused by the timeout or a cancel to the
+    /// matching [`ExecError`].
+    pub(crate) fn run<T>(
+        &self,
+        timeout: Duration,
+        interrupt: impl Fn() + Send + Sync,
+        f: impl FnOnce() -> Result<T, ExecError>,
+    ) -> Result<T, ExecError> {
+        self.cancelled.store(false, Ordering::SeqCst);
+        let started = Instant::now();
+        let (result, timed_out) = watchdog(timeout, interrupt, f);
+        if timed_out && result.is_err() {
+            tracing::debug!(elapsed = ?started.elapsed(), "statement timed out");
+            return Err(ExecError::Timeout(timeout));
+        }
+        match result {
+            Err(ExecError::Engine(_)) if self.is_cancelled() => Err(ExecError::Cancelled),
+            other => other,
+        }
+    }
+}
+
+/// Runs `f`; if it is still running after `timeout`, calls `interrupt` once.
+/// Returns `f`'s result and whether the interrupt fired.
+pub(crate) fn watchdog<T>(timeout: Duration, interrupt: impl Fn() + Send + Sync, f: impl FnOnce() -> T) -> (T, bool) {
+    let fired = AtomicBool::new(false);
+    let (done, wait) = mpsc::channel::<()>();
+    let result = std::thread::scope(|scope| {
+        let fired = &fired;
+        let interrupt = &interrupt;
+        scope.spawn(move || {
+            if let Err(mpsc::RecvTimeoutError::Timeout) = wait.recv_timeout(timeout) {
+                fired.store(true, Ordering::SeqCst);
+                interrupt();
+            }
+        });
+        let result = f();
+        drop(done);
+        result
+    });
+    (result, fired.load(Ordering::SeqCst))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn guard_reports_timeout() {
+        let guard = Guard::new();
+        let fired = Arc::new(AtomicBool::new(false));
+        let seen = Arc::clone(&fired);
+        let r: Result<(), ExecError> = guard.run(
+            Duration::from_millis(20),
+            move || seen.store(true, Ordering::SeqCst),
+            || {
+                while !fired.load(Ordering::SeqCst) {
+                    std::thread::sleep(Duration::from_millis(1));
+                }
+                Err(ExecError::Engine("interrupted".into()))
+            },
+        );
+        assert!(matches!(r, Err(ExecError::Timeout(_))), "{r:?}");
+    }
+
+    #[test]
+    fn guard_passes_fast_results_through() {
+        let guard = Guard::new();
+        let r = guard.run(Duration::from_secs(5), || {}, || Ok(7));
+        assert_eq!(r.unwrap(), 7);
+    }
+
+    #[test]
+    fn cancel_maps_engine_error() {
+        let guard = Guard::new();
+        let handle = guard.handle(|| {});
+        let r: Result<(), ExecError> = guard.run(Duration::from_secs(5), || {}, || {
+            handle.cancel();
+            Err(ExecError::Engine("interrupted".into()))
+        });
+        assert!(matches!(r, Err(ExecError::Cancelled)), "{r:?}");
+    }
+}

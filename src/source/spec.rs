@@ -1,0 +1,374 @@
+//! Turning a SOURCE argument (path, URL or saved name) into a [`SourceSpec`].
+//! Pure apart from looking at the file system; errors name the argument and
+//! say what a valid one looks like.
+
+use std::fs;
+use std::io::Read;
+use std::path::{Path, PathBuf};
+
+use super::SourceError;
+use crate::config::SavedSources;
+
+/// What a SOURCE argument resolved to.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum SourceSpec {
+    /// A SQLite database file.
+    Sqlite(PathBuf),
+    /// A DuckDB database file.
+    DuckDb(PathBuf),
+    /// An empty in-memory DuckDB database (`duckdb://:memory:`).
+    DuckDbMemory,
+    /// One data file, or a folder of them, each served as a table by DuckDB.
+    DataFiles {
+        root: PathBuf,
+        files: Vec<DataFile>,
+    },
+}
+
+/// One CSV/TSV/Parquet/JSON file and the table name it is served under.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct DataFile {
+    pub table: String,
+    pub path: PathBuf,
+    pub kind: DataFileKind,
+}
+
+/// The formats DuckDB reads as tables.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum DataFileKind {
+    Csv,
+    Tsv,
+    Parquet,
+    Json,
+    JsonLines,
+}
+
+impl DataFileKind {
+    fn from_extension(ext: &str) -> Option<Self> {
+        match ext.to_ascii_lowercase().as_str() {
+            "csv" => Some(DataFileKind::Csv),
+            "tsv" => Some(DataFileKind::Tsv),
+            "parquet" => Some(DataFileKind::Parquet),
+            "json" => Some(DataFileKind::Json),
+            "jsonl" | "ndjson" => Some(DataFileKind::JsonLines),
+            _ => None,
+        }
+    }
+}
+
+/// A resolved source: what to open and how to name it to a person.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Resolved {
+    pub spec: SourceSpec,
+    /// The saved name, or the path/URL as given (never with a password).
+    pub label: String,
+}
+
+const HINT: &str = "give a path to a .db/.sqlite/.duckdb/.csv/.tsv/.parquet/.json file or a folder of them, a sqlite:// or duckdb:// URL, or a saved source name; see `aiq sources list`";
+
+/// Resolves a SOURCE argument against the saved sources.
+///
+/// Order: a URL by its scheme; then a saved name (names never contain `/` or
+/// `.`, so `./data` always means the folder); then a path on disk.
+pub fn resolve(arg: &str, saved: &SavedSources) -> Result<Resolved, SourceError> {
+    if let Some((scheme, rest)) = arg.split_once("://") {
+        let spec = from_url(scheme, rest, arg)?;
+        return Ok(Resolved {
+            spec,
+            label: arg.to_string(),
+        });
+    }
+    if let Some(entry) = saved.get(arg) {
+        let inner = resolve_location(&entry.url).map_err(|e| {
+            SourceError(format!("saved source '{arg}' ({}): {}", entry.url, e.0))
+        })?;
+        return Ok(Resolved {
+            spec: inner,
+            label: arg.to_string(),
+        });
+    }
+    let path = Path::new(arg);
+    if !path.exists() && !arg.contains(['/', '.', '\\']) {
+        let names: Vec<&str> = saved.names().collect();
+        let known = if names.is_empty() {
+            "no sources are saved yet".to_string()
+        } else {
+            format!("saved sources: {}", names.join(", "))
+        };
+        return Err(SourceError(format!(
+            "unknown source '{arg}': no saved source or file has that name ({known}); {HINT}"
+        )));
+    }
+    Ok(Resolved {
+        spec: from_path(path)?,
+        label: arg.to_string(),
+    })
+}
+
+/// Resolves a stored location (URL or path), as found in a saved source.
+pub fn resolve_location(location: &str) -> Result<SourceSpec, SourceError> {
+    match location.split_once("://") {
+        Some((scheme, rest)) => from_url(scheme, rest, location),
+        None => from_path(Path::new(location)),
+    }
+}
+
+fn from_url(scheme: &str, rest: &str, whole: &str) -> Result<SourceSpec, SourceError> {
+    match scheme.to_ascii_lowercase().as_str() {
+        "sqlite" => {
+            let path = Path::new(rest);
+            existing_file(path)?;
+            Ok(SourceSpec::Sqlite(path.to_path_buf()))
+        }
+        "duckdb" if rest.is_empty() || rest == ":memory:" => Ok(SourceSpec::DuckDbMemory),
+        "duckdb" => {
+            let path = Path::new(rest);
+            existing_file(path)?;
+            Ok(SourceSpec::DuckDb(path.to_path_buf()))
+        }
+        "postgres" | "postgresql" | "mysql" | "mariadb" => Err(SourceError(format!(
+            "cannot open {}: {scheme}:// server sources are not supported by this version of aiq yet; use a SQLite/DuckDB file or data files",
+            redact_url(whole)
+        ))),
+        _ => Err(SourceError(format!(
+            "cannot open {}: unknown URL scheme '{scheme}://' ({HINT})",
+            redact_url(whole)
+        ))),
+    }
+}
+
+fn existing_file(path: &Path) -> Result<(), SourceError> {
+    match fs::metadata(path) {
+        Ok(m) if m.is_file() => Ok(()),
+        Ok(_) => Err(SourceError(format!(
+            "cannot open {}: it is a folder, not a database file ({HINT})",
+            path.display()
+        ))),
+        Err(e) => Err(SourceError(format!(
+            "cannot open {}: {} ({HINT})",
+            path.display(),
+            io_reason(&e)
+        ))),
+    }
+}
+
+fn from_path(path: &Path) -> Result<SourceSpec, SourceError> {
+    let meta = fs::metadata(path).map_err(|e| {
+        SourceError(format!(
+            "cannot open {}: {} ({HINT})",
+            path.display(),
+            io_reason(&e)
+        ))
+    })?;
+    if meta.is_dir() {
+        return data_folder(path);
+    }
+    let ext = path
+        .extension()
+        .and_then(|e| e.to_str())
+        .unwrap_or("")
+        .to_ascii_lowercase();
+    match ext.as_str() {
+        "db" | "sqlite" | "sqlite3" => Ok(SourceSpec::Sqlite(path.to_path_buf())),
+        "duckdb" | "ddb" => Ok(SourceSpec::DuckDb(path.to_path_buf())),
+        _ => {
+            if let Some(kind) = DataFileKind::from_extension(&ext) {
+                let file = data_file(path, kind)?;
+                let root = path.parent().unwrap_or(Path::new(".")).to_path_buf();
+                return Ok(SourceSpec::DataFiles {
+                    root,
+                    files: vec![file],
+                });
+            }
+            sniff(path)
+        }
+    }
+}
+
+/// Files without a known extension: recognise the engines by their headers.
+fn sniff(path: &Path) -> Result<SourceSpec, SourceError> {
+    let mut header = [0u8; 16];
+    let n = fs::File::open(path)
+        .and_then(|mut f| f.read(&mut header))
+        .map_err(|e| SourceError(format!("cannot open {}: {}", path.display(), io_reason(&e))))?;
+    if n >= 16 && &header[..16] == b"SQLite format 3\0" {
+        return Ok(SourceSpec::Sqlite(path.to_path_buf()));
+    }
+    if n >= 12 && &header[8..12] == b"DUCK" {
+        return Ok(SourceSpec::DuckDb(path.to_path_buf()));
+    }
+    Err(SourceError(format!(
+        "cannot open {}: not a file type aiq reads ({HINT})",
+        path.display()
+    )))
+}
+
+fn data_file(path: &Path, kind: DataFileKind) -> Result<DataFile, SourceError> {
+    let abs = fs::canonicalize(path)
+        .map_err(|e| SourceError(format!("cannot open {}: {}", path.display(), io_reason(&e))))?;
+    let table = abs
+        .file_stem()
+        .and_then(|s| s.to_str())
+        .ok_or_else(|| {
+            SourceError(format!(
+                "cannot open {}: the file name is not valid UTF-8",
+                path.display()
+            ))
+        })?
+        .to_string();
+    Ok(DataFile {
+        table,
+        path: abs,
+        kind,
+    })
+}
+
+/// Every data file directly inside `dir` becomes a table named after its stem.
+fn data_folder(dir: &Path) -> Result<SourceSpec, SourceError> {
+    let entries = fs::read_dir(dir)
+        .map_err(|e| SourceError(format!("cannot open {}: {}", dir.display(), io_reason(&e))))?;
+    let mut files: Vec<DataFile> = Vec::new();
+    for entry in entries.flatten() {
+        let path = entry.path();
+        if !path.is_file() {
+            continue;
+        }
+        let Some(kind) = path
+            .extension()
+            .and_then(|e| e.to_str())
+            .and_then(DataFileKind::from_extension)
+        else {
+            continue;
+        };
+        let file = data_file(&path, kind)?;
+        if let Some(other) = files.iter().find(|f| f.table == file.table) {
+            return Err(SourceError(format!(
+                "cannot open {}: {} and {} would both be table '{}' (rename one of them)",
+                dir.display(),
+                other.path.display(),
+                file.path.display(),
+                file.table
+            )));
+        }
+        files.push(file);
+    }
+    if files.is_empty() {
+        return Err(SourceError(format!(
+            "cannot open {}: the folder holds no .csv/.tsv/.parquet/.json/.jsonl/.ndjson files",
+            dir.display()
+        )));
+    }
+    files.sort_by(|a, b| a.table.cmp(&b.table));
+    Ok(SourceSpec::DataFiles {
+        root: dir.to_path_buf(),
+        files,
+    })
+}
+
+/// The URL with any password replaced by `***`, for messages and labels.
+pub fn redact_url(url: &str) -> String {
+    let Some((scheme, rest)) = url.split_once("://") else {
+        return url.to_string();
+    };
+    let (authority, tail) = match rest.find('/') {
+        Some(i) => rest.split_at(i),
+        None => (rest, ""),
+    };
+    match authority.rsplit_once('@') {
+        Some((userinfo, host)) => match userinfo.split_once(':') {
+            Some((user, _)) => format!("{scheme}://{user}:***@{host}{tail}"),
+            None => url.to_string(),
+        },
+        None => url.to_string(),
+    }
+}
+
+fn io_reason(e: &std::io::Error) -> String {
+    match e.kind() {
+        std::io::ErrorKind::NotFound => "no such file or folder".to_string(),
+        std::io::ErrorKind::PermissionDenied => "permission denied".to_string(),
+        _ => e.to_string(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn none() -> SavedSources {
+        SavedSources::default()
+    }
+
+    #[test]
+    fn extensions_pick_engines() {
+        let dir = tempfile::tempdir().unwrap();
+        for (name, want) in [("a.db", "sqlite"), ("b.sqlite3", "sqlite"), ("c.duckdb", "duckdb")] {
+            let p = dir.path().join(name);
+            fs::write(&p, b"").unwrap();
+            let r = resolve(p.to_str().unwrap(), &none()).unwrap();
+            let got = match r.spec {
+                SourceSpec::Sqlite(_) => "sqlite",
+                SourceSpec::DuckDb(_) => "duckdb",
+                _ => "other",
+            };
+            assert_eq!(got, want, "{name}");
+        }
+    }
+
+    #[test]
+    fn folder_becomes_tables_by_stem() {
+        let dir = tempfile::tempdir().unwrap();
+        fs::write(dir.path().join("orders.csv"), "a\n1\n").unwrap();
+        fs::write(dir.path().join("items.parquet"), "").unwrap();
+        fs::write(dir.path().join("notes.txt"), "").unwrap();
+        let r = resolve(dir.path().to_str().unwrap(), &none()).unwrap();
+        let SourceSpec::DataFiles { files, .. } = r.spec else {
+            panic!("not data files")
+        };
+        let names: Vec<_> = files.iter().map(|f| f.table.as_str()).collect();
+        assert_eq!(names, ["items", "orders"]);
+        assert_eq!(files[0].kind, DataFileKind::Parquet);
+    }
+
+    #[test]
+    fn duplicate_stems_are_an_error() {
+        let dir = tempfile::tempdir().unwrap();
+        fs::write(dir.path().join("t.csv"), "a\n").unwrap();
+        fs::write(dir.path().join("t.json"), "[]").unwrap();
+        let e = resolve(dir.path().to_str().unwrap(), &none()).unwrap_err();
+        assert!(e.0.contains("would both be table 't'"), "{e}");
+    }
+
+    #[test]
+    fn unknown_name_lists_saved_sources() {
+        let e = resolve("nosuch", &none()).unwrap_err();
+        assert!(e.0.starts_with("unknown source 'nosuch'"), "{e}");
+        assert!(e.0.contains("no sources are saved yet"), "{e}");
+    }
+
+    #[test]
+    fn missing_path_says_so() {
+        let e = resolve("./missing.db", &none()).unwrap_err();
+        assert!(e.0.contains("cannot open ./missing.db: no such file or folder"), "{e}");
+    }
+
+    #[test]
+    fn urls() {
+        assert_eq!(
+            resolve("duckdb://:memory:", &none()).unwrap().spec,
+            SourceSpec::DuckDbMemory
+        );
+        let e = resolve("postgres://u:secret@h/db", &none()).unwrap_err();
+        assert!(!e.0.contains("secret"), "{e}");
+        assert!(e.0.contains("u:***@h/db"), "{e}");
+        let e = resolve("ftp://x", &none()).unwrap_err();
+        assert!(e.0.contains("unknown URL scheme 'ftp://'"), "{e}");
+    }
+
+    #[test]
+    fn redaction() {
+        assert_eq!(redact_url("mysql://a:b@h:3306/x"), "mysql://a:***@h:3306/x");
+        assert_eq!(redact_url("postgres://a@h/x"), "postgres://a@h/x");
+        assert_eq!(redact_url("sqlite:///tmp/a.db"), "sqlite:///tmp/a.db");
+    }
+}

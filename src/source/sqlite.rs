@@ -1,0 +1,557 @@
+//! SQLite through rusqlite. Layer 2 of the safety policy lives here: the
+//! file is opened read-only, `query_only` is on, no database may be attached,
+//! and an authorizer denies every action but reading — so even a statement
+//! that slipped past the parser gate cannot change anything.
+
+use std::path::Path;
+use std::time::{Duration, Instant};
+
+use chrono::{NaiveDate, NaiveDateTime};
+use rusqlite::hooks::{AuthAction, AuthContext, Authorization};
+use rusqlite::limits::Limit;
+use rusqlite::types::ValueRef;
+use rusqlite::{Connection, OpenFlags};
+
+use super::{
+    watchdog, CancelHandle, Column, DataSource, EngineKind, ExecError, Guard, OpenOptions,
+    QueryStats, RowSink, SourceError, Value,
+};
+use crate::safety::{Access, CheckedSql};
+use crate::schema::{is_text_type, Catalog, ColumnInfo, ForeignKey, Table, TableKind};
+
+/// Functions that never run, whatever the mode: they load code or touch files.
+const DENIED_FUNCTIONS: &[&str] = &["load_extension", "fts3_tokenizer", "readfile", "writefile", "edit"];
+
+/// Pragmas the read-only authorizer lets through (introspection only).
+const READ_PRAGMAS: &[&str] = &[
+    "table_info",
+    "table_xinfo",
+    "table_list",
+    "index_list",
+    "index_info",
+    "index_xinfo",
+    "foreign_key_list",
+    "database_list",
+    "collation_list",
+    "function_list",
+    "pragma_list",
+    "module_list",
+    "compile_options",
+];
+
+/// How long introspection may spend on sample values.
+const SAMPLE_BUDGET: Duration = Duration::from_millis(150);
+/// SQLite's default limit on members of a compound SELECT is 500.
+const COMPOUND_CHUNK: usize = 400;
+
+pub(crate) struct SqliteSource {
+    conn: Connection,
+    options: OpenOptions,
+    guard: Guard,
+}
+
+impl SqliteSource {
+    pub(crate) fn open(path: &Path, options: OpenOptions) -> Result<Self, SourceError> {
+        let flags = if options.allow_write {
+            OpenFlags::SQLITE_OPEN_READ_WRITE
+        } else {
+            OpenFlags::SQLITE_OPEN_READ_ONLY
+        } | OpenFlags::SQLITE_OPEN_NO_MUTEX;
+        let fail = |e: rusqlite::Error| {
+            SourceError(format!("cannot open {} as SQLite: {}", path.display(), e))
+        };
+        let mut conn = Connection::open_with_flags(path, flags).map_err(fail)?;
+        // Reading the schema proves this is a SQLite database at all.
+        conn.query_row("SELECT count(*) FROM sqlite_schema", [], |r| r.get::<_, i64>(0))
+            .map_err(fail)?;
+        conn.set_limit(Limit::SQLITE_LIMIT_ATTACHED, 0).map_err(fail)?;
+        conn.busy_timeout(Duration::from_secs(5)).map_err(fail)?;
+        if options.allow_write {
+            conn.authorizer(Some(write_policy)).map_err(fail)?;
+        } else {
+            conn.execute_batch("PRAGMA query_only = 1").map_err(fail)?;
+            conn.authorizer(Some(read_only_policy)).map_err(fail)?;
+        }
+        Ok(SqliteSource {
+            conn,
+            options,
+            guard: Guard::new(),
+        })
+    }
+
+    fn stream(&self, sql: &CheckedSql, sink: &mut dyn RowSink) -> Result<u64, ExecError> {
+        let mut stmt = self.conn.prepare(sql.sql()).map_err(engine_error)?;
+        let columns: Vec<Column> = stmt
+            .columns()
+            .map(|c| Column::new(c.name(), c.decl_type().unwrap_or("")))
+            .collect();
+        let hints: Vec<Hint> = columns.iter().map(|c| Hint::from_decl(&c.type_name)).collect();
+        sink.columns(&columns)?;
+        if columns.is_empty() {
+            stmt.raw_execute().map_err(engine_error)?;
+            return Ok(self.conn.changes());
+        }
+        let mut rows = stmt.query([]).map_err(engine_error)?;
+        let mut buf: Vec<Value> = Vec::with_capacity(columns.len());
+        let mut count: u64 = 0;
+        while let Some(row) = rows.next().map_err(engine_error)? {
+            buf.clear();
+            for (i, hint) in hints.iter().enumerate() {
+                let v = row.get_ref(i).map_err(engine_error)?;
+                buf.push(convert(v, *hint));
+            }
+            sink.row(&buf)?;
+            count += 1;
+            if count % 4096 == 0 && self.guard.is_cancelled() {
+                return Err(ExecError::Cancelled);
+            }
+        }
+        Ok(count)
+    }
+}
+
+impl DataSource for SqliteSource {
+    fn kind(&self) -> EngineKind {
+        EngineKind::Sqlite
+    }
+
+    fn introspect(&self) -> Result<Catalog, SourceError> {
+        introspect(&self.conn).map_err(|e| SourceError(format!("cannot read the SQLite schema: {e}")))
+    }
+
+    fn execute(&self, sql: &CheckedSql, sink: &mut dyn RowSink) -> Result<QueryStats, ExecError> {
+        let started = Instant::now();
+        let interrupt = self.conn.get_interrupt_handle();
+        let rows = self
+            .guard
+            .run(self.options.timeout, move || interrupt.interrupt(), || self.stream(sql, sink))?;
+        Ok(QueryStats {
+            rows,
+            elapsed: started.elapsed(),
+            changed: sql.access() == Access::Write,
+        })
+    }
+
+    fn cancel_handle(&self) -> CancelHandle {
+        let interrupt = self.conn.get_interrupt_handle();
+        self.guard.handle(move || interrupt.interrupt())
+    }
+}
+
+fn read_only_policy(ctx: AuthContext<'_>) -> Authorization {
+    match ctx.action {
+        AuthAction::Select | AuthAction::Read { .. } | AuthAction::Recursive => Authorization::Allow,
+        AuthAction::Function { function_name } => allow_function(function_name),
+        AuthAction::Pragma { pragma_name, .. }
+            if READ_PRAGMAS.contains(&pragma_name.to_ascii_lowercase().as_str()) =>
+        {
+            Authorization::Allow
+        }
+        _ => Authorization::Deny,
+    }
+}
+
+fn write_policy(ctx: AuthContext<'_>) -> Authorization {
+    match ctx.action {
+        AuthAction::Attach { .. } | AuthAction::Detach { .. } => Authorization::Deny,
+        AuthAction::Function { function_name } => allow_function(function_name),
+        _ => Authorization::Allow,
+    }
+}
+
+fn allow_function(name: &str) -> Authorization {
+    if DENIED_FUNCTIONS.contains(&name.to_ascii_lowercase().as_str()) {
+        Authorization::Deny
+    } else {
+        Authorization::Allow
+    }
+}
+
+fn engine_error(e: rusqlite::Error) -> ExecError {
+    let msg = e.to_string();
+    if msg.contains("not authorized") {
+        ExecError::Engine(format!(
+            "{msg} (the source is open read-only; aiq refuses writes, ATTACH and extensions)"
+        ))
+    } else {
+        ExecError::Engine(msg)
+    }
+}
+
+/// What a column's declared type says about its values.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Hint {
+    Plain,
+    Bool,
+    Date,
+    Timestamp,
+    Json,
+}
+
+impl Hint {
+    fn from_decl(decl: &str) -> Hint {
+        let d = decl.to_ascii_uppercase();
+        if d.starts_with("BOOL") {
+            Hint::Bool
+        } else if d == "DATE" {
+            Hint::Date
+        } else if d.starts_with("DATETIME") || d.starts_with("TIMESTAMP") {
+            Hint::Timestamp
+        } else if d == "JSON" || d == "JSONB" {
+            Hint::Json
+        } else {
+            Hint::Plain
+        }
+    }
+}
+
+fn convert(v: ValueRef<'_>, hint: Hint) -> Value {
+    match v {
+        ValueRef::Null => Value::Null,
+        ValueRef::Integer(i) if hint == Hint::Bool => Value::Bool(i != 0),
+        ValueRef::Integer(i) => Value::Int(i),
+        ValueRef::Real(f) => Value::Float(f),
+        ValueRef::Text(bytes) => {
+            let text = String::from_utf8_lossy(bytes);
+            match hint {
+                Hint::Date => match NaiveDate::parse_from_str(&text, "%Y-%m-%d") {
+                    Ok(d) => Value::Date(d),
+                    Err(_) => Value::Text(text.into_owned()),
+                },
+                Hint::Timestamp => match parse_timestamp(&text) {
+                    Some(t) => Value::Timestamp(t),
+                    None => Value::Text(text.into_owned()),
+                },
+                Hint::Json => Value::Json(text.into_owned()),
+                Hint::Plain | Hint::Bool => Value::Text(text.into_owned()),
+            }
+        }
+        ValueRef::Blob(b) => Value::Blob(b.to_vec()),
+    }
+}
+
+fn parse_timestamp(text: &str) -> Option<NaiveDateTime> {
+    ["%Y-%m-%d %H:%M:%S%.f", "%Y-%m-%dT%H:%M:%S%.f", "%Y-%m-%d %H:%M"]
+        .iter()
+        .find_map(|f| NaiveDateTime::parse_from_str(text, f).ok())
+}
+
+/// Reads the catalog in one query per kind of fact: columns, foreign keys,
+/// row estimates, samples (the last two chunked by SQLite's compound limit).
+fn introspect(conn: &Connection) -> rusqlite::Result<Catalog> {
+    let version: String = conn.query_row("SELECT sqlite_version()", [], |r| r.get(0))?;
+    let mut tables: Vec<Table> = Vec::new();
+    let mut stmt = conn.prepare(
+        "SELECT m.name, m.type, p.name, p.type, p.\"notnull\", p.pk \
+         FROM sqlite_schema AS m JOIN pragma_table_info(m.name) AS p \
+         WHERE m.type IN ('table', 'view') AND m.name NOT LIKE 'sqlite\\_%' ESCAPE '\\' \
+         ORDER BY m.name, p.cid",
+    )?;
+    let mut rows = stmt.query([])?;
+    while let Some(r) = rows.next()? {
+        let name: String = r.get(0)?;
+        if tables.last().map(|t| t.name != name).unwrap_or(true) {
+            let kind: String = r.get(1)?;
+            tables.push(Table {
+                name,
+                kind: if kind == "view" { TableKind::View } else { TableKind::Table },
+                ..Table::default()
+            });
+        }
+        if let Some(t) = tables.last_mut() {
+            let pk: i64 = r.get(5)?;
+            t.columns.push(ColumnInfo {
+                name: r.get(2)?,
+                type_name: r.get(3)?,
+                nullable: r.get::<_, i64>(4)? == 0 && pk == 0,
+                primary_key: pk > 0,
+                samples: Vec::new(),
+            });
+        }
+    }
+    drop(rows);
+    foreign_keys(conn, &mut tables)?;
+    row_estimates(conn, &mut tables)?;
+    samples(conn, &mut tables);
+    Ok(Catalog {
+        engine: format!("SQLite {version}"),
+        tables,
+    })
+}
+
+fn table_index(tables: &[Table], name: &str) -> Option<usize> {
+    tables.binary_search_by(|t| t.name.as_str().cmp(name)).ok()
+}
+
+fn foreign_keys(conn: &Connection, tables: &mut [Table]) -> rusqlite::Result<()> {
+    let mut stmt = conn.prepare(
+        "SELECT m.name, f.id, f.\"table\", f.\"from\", f.\"to\" \
+         FROM sqlite_schema AS m JOIN pragma_foreign_key_list(m.name) AS f \
+         WHERE m.type = 'table' ORDER BY m.name, f.id, f.seq",
+    )?;
+    let mut rows = stmt.query([])?;
+    let mut last: Option<(String, i64)> = None;
+    while let Some(r) = rows.next()? {
+        let table: String = r.get(0)?;
+        let id: i64 = r.get(1)?;
+        let Some(ti) = table_index(tables, &table) else { continue };
+        let to: Option<String> = r.get(4)?;
+        let from: String = r.get(3)?;
+        let fks = &mut tables[ti].foreign_keys;
+        if last.as_ref() == Some(&(table.clone(), id)) {
+            if let Some(fk) = fks.last_mut() {
+                fk.columns.push(from);
+                fk.ref_columns.push(to.unwrap_or_default());
+            }
+        } else {
+            fks.push(ForeignKey {
+                columns: vec![from],
+                ref_table: r.get(2)?,
+                ref_columns: vec![to.unwrap_or_else(|| "rowid".into())],
+            });
+            last = Some((table, id));
+        }
+    }
+    Ok(())
+}
+
+/// Row estimates from `sqlite_stat1` (after ANALYZE) or else `max(rowid)`,
+/// which SQLite answers from the b-tree without a scan.
+fn row_estimates(conn: &Connection, tables: &mut [Table]) -> rusqlite::Result<()> {
+    let has_stat: bool = conn.query_row(
+        "SELECT count(*) FROM sqlite_schema WHERE name = 'sqlite_stat1'",
+        [],
+        |r| r.get::<_, i64>(0).map(|n| n > 0),
+    )?;
+    if has_stat {
+        let mut stmt = conn.prepare("SELECT tbl, max(CAST(stat AS INTEGER)) FROM sqlite_stat1 GROUP BY tbl")?;
+        let mut rows = stmt.query([])?;
+        while let Some(r) = rows.next()? {
+            let name: String = r.get(0)?;
+            if let Some(i) = table_index(tables, &name) {
+                tables[i].row_estimate = r.get::<_, Option<i64>>(1)?.map(|n| n.max(0) as u64);
+            }
+        }
+    }
+    let mut rowid_tables: Vec<String> = Vec::new();
+    let mut stmt = conn.prepare(
+        "SELECT name FROM pragma_table_list WHERE schema = 'main' AND type = 'table' AND wr = 0 \
+         AND name NOT LIKE 'sqlite\\_%' ESCAPE '\\'",
+    )?;
+    let mut rows = stmt.query([])?;
+    while let Some(r) = rows.next()? {
+        let name: String = r.get(0)?;
+        if let Some(i) = table_index(tables, &name) {
+            if tables[i].row_estimate.is_none() {
+                rowid_tables.push(name);
+            }
+        }
+    }
+    for chunk in rowid_tables.chunks(COMPOUND_CHUNK) {
+        let sql = chunk
+            .iter()
+            .map(|t| format!("SELECT {}, (SELECT max(rowid) FROM {})", quote_str(t), quote_ident(t)))
+            .collect::<Vec<_>>()
+            .join(" UNION ALL ");
+        let mut stmt = conn.prepare(&sql)?;
+        let mut rows = stmt.query([])?;
+        while let Some(r) = rows.next()? {
+            let name: String = r.get(0)?;
+            let n: Option<i64> = r.get(1)?;
+            if let Some(i) = table_index(tables, &name) {
+                tables[i].row_estimate = Some(n.unwrap_or(0).max(0) as u64);
+            }
+        }
+    }
+    Ok(())
+}
+
+/// Up to three distinct short values for each text column of each table,
+/// looking only at the first rows and stopping when the budget runs out.
+fn samples(conn: &Connection, tables: &mut [Table]) {
+    let targets: Vec<(usize, usize)> = tables
+        .iter()
+        .enumerate()
+        .filter(|(_, t)| t.kind == TableKind::Table)
+        .flat_map(|(ti, t)| {
+            t.columns
+                .iter()
+                .enumerate()
+                .filter(|(_, c)| is_text_type(&c.type_name) && !c.primary_key)
+                .map(move |(ci, _)| (ti, ci))
+        })
+        .collect();
+    let deadline = Instant::now() + SAMPLE_BUDGET;
+    let interrupt = conn.get_interrupt_handle();
+    let mut hits: Vec<(usize, usize, String)> = Vec::new();
+    let tables_ref: &[Table] = tables;
+    watchdog(SAMPLE_BUDGET, move || interrupt.interrupt(), || {
+    for chunk in targets.chunks(COMPOUND_CHUNK) {
+        if Instant::now() > deadline {
+            break;
+        }
+        let sql = chunk
+            .iter()
+            .enumerate()
+            .map(|(k, (ti, ci))| {
+                let t = quote_ident(&tables_ref[*ti].name);
+                let c = quote_ident(&tables_ref[*ti].columns[*ci].name);
+                format!(
+                    "SELECT {k}, v FROM (SELECT DISTINCT v FROM (SELECT {c} AS v FROM {t} LIMIT 200) \
+                     WHERE typeof(v) = 'text' AND length(v) BETWEEN 1 AND 32 LIMIT 3)"
+                )
+            })
+            .collect::<Vec<_>>()
+            .join(" UNION ALL ");
+        let result: rusqlite::Result<()> = (|| {
+            let mut stmt = conn.prepare(&sql)?;
+            let mut rows = stmt.query([])?;
+            while let Some(r) = rows.next()? {
+                let k: usize = r.get::<_, i64>(0)? as usize;
+                let (ti, ci) = chunk[k];
+                hits.push((ti, ci, r.get(1)?));
+            }
+            Ok(())
+        })();
+        if result.is_err() {
+            break;
+        }
+    }
+    });
+    for (ti, ci, v) in hits {
+        tables[ti].columns[ci].samples.push(v);
+    }
+}
+
+pub(crate) fn quote_ident(name: &str) -> String {
+    format!("\"{}\"", name.replace('"', "\"\""))
+}
+
+pub(crate) fn quote_str(s: &str) -> String {
+    format!("'{}'", s.replace('\'', "''"))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::source::Value;
+
+    struct Collect(Vec<Vec<Value>>);
+    impl RowSink for Collect {
+        fn columns(&mut self, _: &[Column]) -> std::io::Result<()> {
+            Ok(())
+        }
+        fn row(&mut self, row: &[Value]) -> std::io::Result<()> {
+            self.0.push(row.to_vec());
+            Ok(())
+        }
+    }
+
+    fn fixture(dir: &Path) -> std::path::PathBuf {
+        let path = dir.join("t.db");
+        let c = Connection::open(&path).unwrap();
+        c.execute_batch(
+            "CREATE TABLE c (id INTEGER PRIMARY KEY, name TEXT NOT NULL, vip BOOLEAN, born DATE);
+             CREATE TABLE o (id INTEGER PRIMARY KEY, c_id INTEGER REFERENCES c(id), at TIMESTAMP, amount REAL);
+             INSERT INTO c VALUES (1, 'Ann', 1, '1990-05-01'), (2, 'Bob', 0, NULL);
+             INSERT INTO o VALUES (1, 1, '2024-01-02 03:04:05', 9.5);
+             CREATE VIEW big AS SELECT * FROM o WHERE amount > 5;",
+        )
+        .unwrap();
+        path
+    }
+
+    fn run(src: &SqliteSource, sql: &str) -> Result<Vec<Vec<Value>>, ExecError> {
+        let mut sink = Collect(Vec::new());
+        src.execute(&CheckedSql::unchecked_for_tests(sql), &mut sink)?;
+        Ok(sink.0)
+    }
+
+    #[test]
+    fn typed_values() {
+        let dir = tempfile::tempdir().unwrap();
+        let src = SqliteSource::open(&fixture(dir.path()), OpenOptions::default()).unwrap();
+        let rows = run(&src, "SELECT c.id, c.name, c.vip, c.born, o.at, o.amount FROM c LEFT JOIN o ON o.c_id = c.id ORDER BY c.id").unwrap();
+        assert_eq!(rows[0][0], Value::Int(1));
+        assert_eq!(rows[0][2], Value::Bool(true));
+        assert_eq!(rows[0][3], Value::Date(NaiveDate::from_ymd_opt(1990, 5, 1).unwrap()));
+        assert_eq!(rows[0][4].to_text(), "2024-01-02 03:04:05");
+        assert_eq!(rows[0][5], Value::Float(9.5));
+        assert_eq!(rows[1][3], Value::Null);
+    }
+
+    #[test]
+    fn engine_layer_refuses_writes_on_its_own() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = fixture(dir.path());
+        let before = std::fs::read(&path).unwrap();
+        let src = SqliteSource::open(&path, OpenOptions::default()).unwrap();
+        for sql in [
+            "DELETE FROM c",
+            "INSERT INTO c VALUES (3, 'x', 0, NULL)",
+            "UPDATE c SET name = 'x'",
+            "DROP TABLE o",
+            "CREATE TABLE z (a)",
+            "CREATE TEMP TABLE z (a)",
+            "PRAGMA query_only = 0",
+            "PRAGMA user_version = 7",
+            "ATTACH DATABASE 'other.db' AS other",
+            "VACUUM INTO 'copy.db'",
+            "SELECT load_extension('x')",
+            "BEGIN",
+            "WITH x AS (SELECT 1) DELETE FROM c",
+            "CREATE TRIGGER t AFTER INSERT ON c BEGIN DELETE FROM o; END",
+        ] {
+            assert!(run(&src, sql).is_err(), "engine allowed: {sql}");
+        }
+        drop(src);
+        assert_eq!(std::fs::read(&path).unwrap(), before);
+        assert!(!dir.path().join("copy.db").exists());
+        assert!(!dir.path().join("other.db").exists());
+    }
+
+    #[test]
+    fn catalog_in_few_queries() {
+        let dir = tempfile::tempdir().unwrap();
+        let src = SqliteSource::open(&fixture(dir.path()), OpenOptions::default()).unwrap();
+        let cat = src.introspect().unwrap();
+        let names: Vec<_> = cat.tables.iter().map(|t| t.name.as_str()).collect();
+        assert_eq!(names, ["big", "c", "o"]);
+        let c = cat.table("c").unwrap();
+        assert_eq!(c.row_estimate, Some(2));
+        assert!(c.columns[0].primary_key);
+        assert!(!c.columns[1].nullable);
+        assert_eq!(c.columns[1].samples, ["Ann", "Bob"]);
+        let o = cat.table("o").unwrap();
+        assert_eq!(o.foreign_keys[0].ref_table, "c");
+        assert_eq!(cat.table("big").unwrap().kind, TableKind::View);
+    }
+
+    #[test]
+    fn timeout_interrupts() {
+        let dir = tempfile::tempdir().unwrap();
+        let opts = OpenOptions {
+            allow_write: false,
+            timeout: Duration::from_millis(200),
+        };
+        let src = SqliteSource::open(&fixture(dir.path()), opts).unwrap();
+        let r = run(
+            &src,
+            "WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n) SELECT count(*) FROM n",
+        );
+        assert!(matches!(r, Err(ExecError::Timeout(_))), "{r:?}");
+    }
+
+    #[test]
+    fn writes_work_when_allowed_but_attach_does_not() {
+        let dir = tempfile::tempdir().unwrap();
+        let opts = OpenOptions {
+            allow_write: true,
+            ..OpenOptions::default()
+        };
+        let src = SqliteSource::open(&fixture(dir.path()), opts).unwrap();
+        run(&src, "DELETE FROM o").unwrap();
+        assert!(run(&src, "ATTACH DATABASE 'x.db' AS x").is_err());
+        assert_eq!(run(&src, "SELECT count(*) FROM o").unwrap(), [[Value::Int(0)]]);
+    }
+}

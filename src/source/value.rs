@@ -1,0 +1,155 @@
+//! Typed cell values and result columns, as every engine hands them to the
+//! renderers. Engines convert their native types here once; renderers only
+//! ever see these.
+
+use std::fmt::{self, Write as _};
+
+use chrono::{DateTime, NaiveDate, NaiveDateTime, NaiveTime, Utc};
+
+/// One cell of a result row.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Value {
+    Null,
+    Bool(bool),
+    Int(i64),
+    /// Integers wider than 64 bits (DuckDB HUGEINT, UBIGINT above `i64::MAX`).
+    BigInt(i128),
+    Float(f64),
+    /// An exact decimal, kept as its canonical text (`-12.50`), never via f64.
+    Decimal(String),
+    Text(String),
+    Date(NaiveDate),
+    Time(NaiveTime),
+    Timestamp(NaiveDateTime),
+    TimestampTz(DateTime<Utc>),
+    /// JSON text from a JSON-typed column; emitted as JSON in `json` output.
+    Json(String),
+    Blob(Vec<u8>),
+    /// Anything else (intervals, lists, structs, …) in a readable text form.
+    Other(String),
+}
+
+impl Value {
+    /// True for values that are numbers (right-aligned in tables, bare in JSON).
+    pub fn is_numeric(&self) -> bool {
+        matches!(
+            self,
+            Value::Int(_) | Value::BigInt(_) | Value::Float(_) | Value::Decimal(_)
+        )
+    }
+
+    /// Appends the plain text form used by csv, tsv, table and markdown.
+    /// NULL is the empty string here; renderers that show NULL differently
+    /// check for it first.
+    pub fn write_text(&self, out: &mut String) {
+        match self {
+            Value::Null => {}
+            Value::Bool(b) => out.push_str(if *b { "true" } else { "false" }),
+            Value::Int(i) => {
+                let _ = write!(out, "{i}");
+            }
+            Value::BigInt(i) => {
+                let _ = write!(out, "{i}");
+            }
+            Value::Float(f) => write_float(*f, out),
+            Value::Decimal(s) | Value::Text(s) | Value::Json(s) | Value::Other(s) => {
+                out.push_str(s)
+            }
+            Value::Date(d) => {
+                let _ = write!(out, "{}", d.format("%Y-%m-%d"));
+            }
+            Value::Time(t) => {
+                let _ = write!(out, "{}", t.format("%H:%M:%S%.f"));
+            }
+            Value::Timestamp(t) => {
+                let _ = write!(out, "{}", t.format("%Y-%m-%d %H:%M:%S%.f"));
+            }
+            Value::TimestampTz(t) => {
+                let _ = write!(out, "{}", t.format("%Y-%m-%dT%H:%M:%S%.fZ"));
+            }
+            Value::Blob(b) => write_hex(b, out),
+        }
+    }
+
+    /// The plain text form as a new string (see [`Value::write_text`]).
+    pub fn to_text(&self) -> String {
+        let mut s = String::new();
+        self.write_text(&mut s);
+        s
+    }
+}
+
+impl fmt::Display for Value {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.to_text())
+    }
+}
+
+/// Floats in their shortest round-trip form; whole numbers keep no `.0`
+/// noise beyond what Rust prints (`3`, `0.1`, `1e300` stays exact).
+fn write_float(f: f64, out: &mut String) {
+    if f.is_nan() {
+        out.push_str("NaN");
+    } else if f.is_infinite() {
+        out.push_str(if f > 0.0 { "Infinity" } else { "-Infinity" });
+    } else {
+        let _ = write!(out, "{f}");
+    }
+}
+
+/// Blobs as `\x` followed by lowercase hex, the form PostgreSQL prints.
+fn write_hex(bytes: &[u8], out: &mut String) {
+    out.reserve(2 + bytes.len() * 2);
+    out.push_str("\\x");
+    for b in bytes {
+        let _ = write!(out, "{b:02x}");
+    }
+}
+
+/// A result column: its name and the engine's type name for it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Column {
+    pub name: String,
+    /// The engine's declared type (`INTEGER`, `DECIMAL(10,2)`, …); may be empty
+    /// when the engine does not know (SQLite expressions).
+    pub type_name: String,
+}
+
+impl Column {
+    pub fn new(name: impl Into<String>, type_name: impl Into<String>) -> Self {
+        Column {
+            name: name.into(),
+            type_name: type_name.into(),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn text_forms() {
+        assert_eq!(Value::Null.to_text(), "");
+        assert_eq!(Value::Bool(true).to_text(), "true");
+        assert_eq!(Value::Int(-42).to_text(), "-42");
+        assert_eq!(Value::BigInt(170141183460469231731687303715884105727).to_text(), "170141183460469231731687303715884105727");
+        assert_eq!(Value::Float(0.1).to_text(), "0.1");
+        assert_eq!(Value::Float(3.0).to_text(), "3");
+        assert_eq!(Value::Float(f64::NAN).to_text(), "NaN");
+        assert_eq!(Value::Decimal("12.50".into()).to_text(), "12.50");
+        assert_eq!(Value::Blob(vec![0xde, 0xad, 0x01]).to_text(), "\\xdead01");
+        let d = NaiveDate::from_ymd_opt(2024, 2, 29).unwrap();
+        assert_eq!(Value::Date(d).to_text(), "2024-02-29");
+        let ts = d.and_hms_opt(13, 5, 9).unwrap();
+        assert_eq!(Value::Timestamp(ts).to_text(), "2024-02-29 13:05:09");
+        assert_eq!(Value::TimestampTz(ts.and_utc()).to_text(), "2024-02-29T13:05:09Z");
+    }
+
+    #[test]
+    fn numeric_kinds() {
+        assert!(Value::Decimal("1.5".into()).is_numeric());
+        assert!(!Value::Text("1.5".into()).is_numeric());
+        assert!(!Value::Null.is_numeric());
+    }
+}

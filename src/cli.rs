@@ -51,7 +51,7 @@ pub struct Cli {
 #[derive(Debug, Clone, Default, Args)]
 pub struct RunArgs {
     /// Run SQL directly (no model), through the same safety gate
-    #[arg(short = 'e', long = "execute", value_name = "SQL")]
+    #[arg(short = 'e', long = "execute", value_name = "SQL", allow_hyphen_values = true)]
     pub execute: Option<String>,
 
     /// Output format: table, csv, tsv, json, jsonl, markdown [default: table on a terminal, csv otherwise]

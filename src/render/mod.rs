@@ -147,8 +147,9 @@ pub(crate) fn more_rows_line(hidden: u64) -> String {
 pub(crate) struct Grid {
     pub columns: Vec<Column>,
     pub rows: Vec<Vec<Option<String>>>,
-    /// Per column: every non-null value so far was a number.
-    pub numeric: Vec<bool>,
+    /// Per column: `Some(true)` while every non-null value so far was a
+    /// number, `None` before the first non-null value.
+    pub numeric: Vec<Option<bool>>,
 }
 
 impl Grid {
@@ -162,7 +163,7 @@ impl Grid {
 
     fn set_columns(&mut self, columns: &[Column]) {
         self.columns = columns.to_vec();
-        self.numeric = vec![true; columns.len()];
+        self.numeric = vec![None; columns.len()];
     }
 
     fn push(&mut self, row: &[Value]) {
@@ -172,19 +173,17 @@ impl Grid {
                 cells.push(None);
                 continue;
             }
-            if !v.is_numeric() {
-                if let Some(n) = self.numeric.get_mut(i) {
-                    *n = false;
-                }
+            if let Some(n) = self.numeric.get_mut(i) {
+                *n = Some(n.unwrap_or(true) && v.is_numeric());
             }
             cells.push(Some(v.to_text()));
         }
         self.rows.push(cells);
     }
 
-    /// Right-align a column only if it held numbers (and at least one row).
+    /// Right-align a column only if it held numbers and nothing else.
     fn right_aligned(&self, i: usize) -> bool {
-        !self.rows.is_empty() && self.numeric.get(i).copied().unwrap_or(false)
+        self.numeric.get(i).copied().flatten().unwrap_or(false)
     }
 }
 

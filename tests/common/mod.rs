@@ -1,0 +1,154 @@
+//! Shared test helpers: the `aiq` command with a private home, and small
+//! shop databases built fresh in temp dirs (SQLite, DuckDB, CSV folder).
+
+#![allow(dead_code)]
+
+use std::collections::BTreeMap;
+use std::fs;
+use std::path::{Path, PathBuf};
+
+use assert_cmd::Command;
+
+/// A temp dir that holds the config home and the test's data.
+pub struct Sandbox {
+    pub dir: tempfile::TempDir,
+}
+
+impl Sandbox {
+    pub fn new() -> Self {
+        let dir = tempfile::tempdir().expect("temp dir");
+        fs::create_dir_all(dir.path().join("home")).expect("home");
+        Sandbox { dir }
+    }
+
+    pub fn path(&self) -> &Path {
+        self.dir.path()
+    }
+
+    pub fn home(&self) -> PathBuf {
+        self.dir.path().join("home").join(".aiqconfig")
+    }
+
+    /// `aiq` with `AIQ_HOME`/`HOME` inside the sandbox, run from it, with no
+    /// colour and no model settings leaking in from the environment.
+    pub fn aiq(&self) -> Command {
+        let mut cmd = Command::cargo_bin("aiq").expect("aiq binary");
+        cmd.current_dir(self.path())
+            .env("AIQ_HOME", self.home())
+            .env("HOME", self.path().join("home"))
+            .env("NO_COLOR", "1")
+            .env_remove("AIQ_PROVIDER")
+            .env_remove("AIQ_MODEL")
+            .env_remove("AIQ_BASE_URL")
+            .env_remove("AIQ_API_KEY")
+            .env_remove("OPENAI_API_KEY")
+            .env_remove("ANTHROPIC_API_KEY");
+        cmd
+    }
+
+    pub fn write_config(&self, text: &str) {
+        fs::create_dir_all(self.home()).expect("home");
+        let path = self.home().join("config.toml");
+        fs::write(&path, text).expect("config");
+        #[cfg(unix)]
+        {
+            use std::os::unix::fs::PermissionsExt;
+            fs::set_permissions(&path, fs::Permissions::from_mode(0o600)).expect("chmod");
+        }
+    }
+
+    /// Builds the shop in SQLite: `shop.db`.
+    pub fn shop_sqlite(&self) -> PathBuf {
+        let path = self.path().join("shop.db");
+        let conn = rusqlite::Connection::open(&path).expect("sqlite");
+        conn.execute_batch(&shop_sql("TEXT")).expect("shop schema");
+        path
+    }
+
+    /// Builds the shop in DuckDB: `shop.duckdb`.
+    pub fn shop_duckdb(&self) -> PathBuf {
+        let path = self.path().join("shop.duckdb");
+        let conn = duckdb::Connection::open(&path).expect("duckdb");
+        conn.execute_batch(&shop_sql("VARCHAR")).expect("shop schema");
+        drop(conn);
+        path
+    }
+
+    /// The shop as a folder of CSV files: `shop_csv/{customers,orders}.csv`.
+    pub fn shop_csv(&self) -> PathBuf {
+        let dir = self.path().join("shop_csv");
+        fs::create_dir_all(&dir).expect("csv dir");
+        let mut customers = String::from("id,name,country,vip,signup\n");
+        for (id, name, country, vip, signup) in CUSTOMERS {
+            customers.push_str(&format!("{id},{name},{country},{vip},{signup}\n"));
+        }
+        fs::write(dir.join("customers.csv"), customers).expect("customers.csv");
+        let mut orders = String::from("id,customer_id,total,ordered_at,status\n");
+        for (id, cid, total, at, status) in ORDERS {
+            orders.push_str(&format!("{id},{cid},{total},{at},{status}\n"));
+        }
+        fs::write(dir.join("orders.csv"), orders).expect("orders.csv");
+        dir
+    }
+}
+
+pub const CUSTOMERS: [(i64, &str, &str, bool, &str); 5] = [
+    (1, "Ann", "DE", true, "2024-01-05"),
+    (2, "Bob", "US", false, "2024-02-10"),
+    (3, "Cleo", "DE", false, "2024-03-15"),
+    (4, "Dan", "FR", false, "2024-04-20"),
+    (5, "Eve", "US", true, "2024-05-25"),
+];
+
+pub const ORDERS: [(i64, i64, &str, &str, &str); 6] = [
+    (1, 1, "19.99", "2024-06-01 10:00:00", "delivered"),
+    (2, 1, "5.50", "2024-06-02 11:30:00", "delivered"),
+    (3, 2, "100.00", "2024-06-03 09:15:00", "shipped"),
+    (4, 3, "42.00", "2024-06-04 14:00:00", "cancelled"),
+    (5, 5, "7.25", "2024-06-05 16:45:00", "delivered"),
+    (6, 5, "12.00", "2024-06-06 08:05:00", "delivered"),
+];
+
+fn shop_sql(text: &str) -> String {
+    let mut sql = format!(
+        "CREATE TABLE customers (id INTEGER PRIMARY KEY, name {text} NOT NULL, country {text} NOT NULL, vip BOOLEAN NOT NULL, signup DATE NOT NULL);
+         CREATE TABLE orders (id INTEGER PRIMARY KEY, customer_id INTEGER NOT NULL REFERENCES customers(id), total DECIMAL(10,2) NOT NULL, ordered_at TIMESTAMP NOT NULL, status {text} NOT NULL);\n"
+    );
+    for (id, name, country, vip, signup) in CUSTOMERS {
+        sql.push_str(&format!(
+            "INSERT INTO customers VALUES ({id}, '{name}', '{country}', {vip}, '{signup}');\n"
+        ));
+    }
+    for (id, cid, total, at, status) in ORDERS {
+        sql.push_str(&format!(
+            "INSERT INTO orders VALUES ({id}, {cid}, {total}, '{at}', '{status}');\n"
+        ));
+    }
+    sql
+}
+
+/// Every file under `dir` with its bytes, to prove nothing changed or appeared.
+pub fn snapshot(dir: &Path) -> BTreeMap<PathBuf, Vec<u8>> {
+    let mut out = BTreeMap::new();
+    let mut stack = vec![dir.to_path_buf()];
+    while let Some(d) = stack.pop() {
+        for entry in fs::read_dir(&d).expect("read_dir") {
+            let path = entry.expect("entry").path();
+            if path.is_dir() {
+                stack.push(path);
+            } else {
+                let bytes = fs::read(&path).expect("read");
+                out.insert(path, bytes);
+            }
+        }
+    }
+    out
+}
+
+pub fn stdout_of(output: &std::process::Output) -> String {
+    String::from_utf8_lossy(&output.stdout).into_owned()
+}
+
+pub fn stderr_of(output: &std::process::Output) -> String {
+    String::from_utf8_lossy(&output.stderr).into_owned()
+}

@@ -41,6 +41,9 @@ pub fn run(cli: Cli, env: &dyn Fn(&str) -> Option<String>) -> Result<(), AiqErro
         env,
     };
     match cli.command {
+        Some(_) if cli.source.is_some() || cli.run.execute.is_some() => Err(AiqError::Usage(
+            "a subcommand takes its own arguments: write `aiq schema SOURCE`, not `aiq SOURCE schema` (see `aiq --help`)".into(),
+        )),
         Some(command) => commands::dispatch(&ctx, command),
         None => commands::exec::run(&ctx, cli.source.as_deref(), &cli.run),
     }

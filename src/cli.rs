@@ -29,8 +29,7 @@ Exit codes: 0 ok, 1 query failed, 2 usage error, 3 data source error,
     name = "aiq",
     version,
     about = "Answers from your data: safe, read-only SQL on SQLite, DuckDB and CSV/Parquet/JSON files",
-    after_long_help = EXAMPLES,
-    args_conflicts_with_subcommands = true
+    after_long_help = EXAMPLES
 )]
 pub struct Cli {
     #[command(subcommand)]
@@ -51,7 +50,12 @@ pub struct Cli {
 #[derive(Debug, Clone, Default, Args)]
 pub struct RunArgs {
     /// Run SQL directly (no model), through the same safety gate
-    #[arg(short = 'e', long = "execute", value_name = "SQL", allow_hyphen_values = true)]
+    #[arg(
+        short = 'e',
+        long = "execute",
+        value_name = "SQL",
+        allow_hyphen_values = true
+    )]
     pub execute: Option<String>,
 
     /// Output format: table, csv, tsv, json, jsonl, markdown [default: table on a terminal, csv otherwise]
@@ -148,7 +152,17 @@ mod tests {
 
     #[test]
     fn source_and_flags() {
-        let cli = Cli::try_parse_from(["aiq", "shop.db", "-e", "SELECT 1", "-f", "json", "--max-rows", "5"]).unwrap();
+        let cli = Cli::try_parse_from([
+            "aiq",
+            "shop.db",
+            "-e",
+            "SELECT 1",
+            "-f",
+            "json",
+            "--max-rows",
+            "5",
+        ])
+        .unwrap();
         assert_eq!(cli.source.as_deref(), Some("shop.db"));
         assert_eq!(cli.run.execute.as_deref(), Some("SELECT 1"));
         assert_eq!(cli.run.format, Some(Format::Json));
@@ -158,7 +172,10 @@ mod tests {
     #[test]
     fn subcommands() {
         let cli = Cli::try_parse_from(["aiq", "sources", "add", "shop", "./shop.db"]).unwrap();
-        assert!(matches!(cli.command, Some(Command::Sources(SourcesCommand::Add { .. }))));
+        assert!(matches!(
+            cli.command,
+            Some(Command::Sources(SourcesCommand::Add { .. }))
+        ));
         let e = Cli::try_parse_from(["aiq", "x.db", "-f", "xml"]).unwrap_err();
         assert_eq!(e.exit_code(), 2);
     }

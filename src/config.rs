@@ -139,7 +139,11 @@ pub fn home_dir(env: &dyn Fn(&str) -> Option<String>) -> Result<PathBuf, AiqErro
     }
     dirs::home_dir()
         .map(|h| h.join(".aiqconfig"))
-        .ok_or_else(|| AiqError::Usage("cannot find your home directory; set AIQ_HOME to a folder for aiq's config".into()))
+        .ok_or_else(|| {
+            AiqError::Usage(
+                "cannot find your home directory; set AIQ_HOME to a folder for aiq's config".into(),
+            )
+        })
 }
 
 impl Config {
@@ -241,7 +245,11 @@ fn parse_sources(table: &toml::Table, path: &Path) -> Result<SavedSources, AiqEr
         if key == "default" {
             match value.as_str() {
                 Some(name) => out.default = Some(name.to_string()),
-                None => return Err(bad("`sources.default` must be a string, the name of a saved source".into())),
+                None => {
+                    return Err(bad(
+                        "`sources.default` must be a string, the name of a saved source".into(),
+                    ))
+                }
             }
             continue;
         }
@@ -250,9 +258,9 @@ fn parse_sources(table: &toml::Table, path: &Path) -> Result<SavedSources, AiqEr
                 "unknown key `sources.{key}` (saved sources are tables: [sources.{key}] url = \"…\")"
             )));
         };
-        let source: SavedSource = toml::Value::Table(entry.clone()).try_into().map_err(|e: toml::de::Error| {
-            bad(format!("in [sources.{key}]: {}", e.message()))
-        })?;
+        let source: SavedSource = toml::Value::Table(entry.clone())
+            .try_into()
+            .map_err(|e: toml::de::Error| bad(format!("in [sources.{key}]: {}", e.message())))?;
         validate_name(key).map_err(|e| bad(e.to_string()))?;
         out.entries.insert(key.clone(), source);
     }
@@ -309,7 +317,9 @@ fn permission_warning(_: &Path) -> Option<String> {
 pub fn validate_name(name: &str) -> Result<(), AiqError> {
     let ok = !name.is_empty()
         && name.len() <= 64
-        && name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-');
+        && name
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-');
     if ok {
         Ok(())
     } else {
@@ -356,7 +366,12 @@ pub fn edit_file(
     let text = match fs::read_to_string(&path) {
         Ok(t) => t,
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => TEMPLATE.to_string(),
-        Err(e) => return Err(AiqError::Usage(format!("cannot read {}: {e}", path.display()))),
+        Err(e) => {
+            return Err(AiqError::Usage(format!(
+                "cannot read {}: {e}",
+                path.display()
+            )))
+        }
     };
     let mut doc: toml_edit::DocumentMut = text
         .parse()
@@ -404,7 +419,10 @@ mod tests {
     use super::*;
 
     fn env_with(home: &Path, extra: &[(&str, &str)]) -> impl Fn(&str) -> Option<String> {
-        let mut map: BTreeMap<String, String> = extra.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect();
+        let mut map: BTreeMap<String, String> = extra
+            .iter()
+            .map(|(k, v)| (k.to_string(), v.to_string()))
+            .collect();
         map.insert("AIQ_HOME".into(), home.display().to_string());
         move |k| map.get(k).cloned()
     }
@@ -428,7 +446,11 @@ mod tests {
             "[llm]\nprovider = \"anthropic\"\nmodel = \"m1\"\n[chat]\nmax_rows = 7\n[sources]\ndefault = \"shop\"\n[sources.shop]\nurl = \"sqlite:///x.db\"\n",
         )
         .unwrap();
-        let c = Config::load(&env_with(dir.path(), &[("AIQ_MODEL", "m2"), ("ANTHROPIC_API_KEY", "k")])).unwrap();
+        let c = Config::load(&env_with(
+            dir.path(),
+            &[("AIQ_MODEL", "m2"), ("ANTHROPIC_API_KEY", "k")],
+        ))
+        .unwrap();
         assert_eq!(c.llm.provider.as_deref(), Some("anthropic"));
         assert_eq!(c.llm.model.as_deref(), Some("m2"));
         assert_eq!(c.llm.api_key.as_deref(), Some("k"));
@@ -444,7 +466,10 @@ mod tests {
         for (text, key) in [
             ("[chat]\nhistory_limt = 3\n", "history_limt"),
             ("colour = true\n", "colour"),
-            ("[sources.shop]\nurl = \"x.db\"\npasword_env = \"P\"\n", "pasword_env"),
+            (
+                "[sources.shop]\nurl = \"x.db\"\npasword_env = \"P\"\n",
+                "pasword_env",
+            ),
             ("[sources]\nshop = \"x.db\"\n", "sources.shop"),
         ] {
             fs::write(dir.path().join("config.toml"), text).unwrap();
@@ -457,7 +482,11 @@ mod tests {
     #[test]
     fn default_must_exist() {
         let dir = tempfile::tempdir().unwrap();
-        fs::write(dir.path().join("config.toml"), "[sources]\ndefault = \"nope\"\n").unwrap();
+        fs::write(
+            dir.path().join("config.toml"),
+            "[sources]\ndefault = \"nope\"\n",
+        )
+        .unwrap();
         let e = Config::load(&env_with(dir.path(), &[])).unwrap_err();
         assert!(e.to_string().contains("'nope'"), "{e}");
     }
@@ -476,8 +505,14 @@ mod tests {
         let text = fs::read_to_string(&path).unwrap();
         assert!(text.contains("# aiq configuration"));
         assert!(text.contains("url = \"x.db\""));
-        assert_eq!(fs::metadata(&path).unwrap().permissions().mode() & 0o777, 0o600);
-        assert_eq!(fs::metadata(&home).unwrap().permissions().mode() & 0o777, 0o700);
+        assert_eq!(
+            fs::metadata(&path).unwrap().permissions().mode() & 0o777,
+            0o600
+        );
+        assert_eq!(
+            fs::metadata(&home).unwrap().permissions().mode() & 0o777,
+            0o700
+        );
         let c = Config::load(&env_with(&home, &[])).unwrap();
         assert_eq!(c.sources.get("shop").unwrap().url, "x.db");
     }

@@ -10,12 +10,8 @@
 use std::fmt;
 use std::ops::ControlFlow;
 
-use sqlparser::ast::{
-    Expr, ObjectName, Query, SetExpr, Statement, TableFactor, Visit, Visitor,
-};
-use sqlparser::dialect::{
-    DuckDbDialect, MySqlDialect, PostgreSqlDialect, SQLiteDialect,
-};
+use sqlparser::ast::{Expr, ObjectName, Query, SetExpr, Statement, TableFactor, Visit, Visitor};
+use sqlparser::dialect::{DuckDbDialect, MySqlDialect, PostgreSqlDialect, SQLiteDialect};
 use sqlparser::parser::Parser;
 use sqlparser::tokenizer::{Token, Tokenizer};
 
@@ -137,7 +133,9 @@ impl std::error::Error for Refusal {}
 /// Parses `sql` in `dialect` and lets exactly one statement through if the
 /// policy allows it.
 pub fn check(sql: &str, dialect: Dialect, policy: Policy) -> Result<CheckedSql, Refusal> {
-    let text = sql.trim().trim_end_matches(|c: char| c == ';' || c.is_whitespace());
+    let text = sql
+        .trim()
+        .trim_end_matches(|c: char| c == ';' || c.is_whitespace());
     if text.is_empty() {
         return Err(Refusal::Empty);
     }
@@ -218,13 +216,22 @@ fn pragma_statement(text: &str, dialect: Dialect) -> Option<Result<(Class, Strin
     let is_value = |t: Option<&&Token>| {
         matches!(
             t,
-            Some(Token::Word(_) | Token::Number(..) | Token::SingleQuotedString(_) | Token::DoubleQuotedString(_))
+            Some(
+                Token::Word(_)
+                    | Token::Number(..)
+                    | Token::SingleQuotedString(_)
+                    | Token::DoubleQuotedString(_)
+            )
         )
     };
     let (has_value, is_eq) = match sig.get(i) {
         None => (false, false),
         Some(Token::Eq) if is_value(sig.get(i + 1)) && sig.len() == i + 2 => (true, true),
-        Some(Token::LParen) if is_value(sig.get(i + 1)) && matches!(sig.get(i + 2), Some(Token::RParen)) && sig.len() == i + 3 => {
+        Some(Token::LParen)
+            if is_value(sig.get(i + 1))
+                && matches!(sig.get(i + 2), Some(Token::RParen))
+                && sig.len() == i + 3 =>
+        {
             (true, false)
         }
         Some(Token::SemiColon) => return Some(Err(Refusal::Multiple(2))),
@@ -237,11 +244,19 @@ fn pragma_statement(text: &str, dialect: Dialect) -> Option<Result<(Class, Strin
 fn classify_pragma(name: &str, has_value: bool, is_eq: bool) -> Class {
     if is_eq {
         Class::Write(format!("PRAGMA {name} = …"))
-    } else if READ_PRAGMAS.contains(&name) || (!has_value && is_harmless_pragma_read(name)) {
+    } else if pragma_only_reads(name, has_value) {
         Class::Read
     } else {
         Class::Write(format!("PRAGMA {name}"))
     }
+}
+
+/// Whether `PRAGMA name` (with an argument in parentheses when `has_value`)
+/// only reports something. Shared with the SQLite authorizer, so both layers
+/// agree on what introspection is.
+pub fn pragma_only_reads(name: &str, has_value: bool) -> bool {
+    let name = name.to_ascii_lowercase();
+    READ_PRAGMAS.contains(&name.as_str()) || (!has_value && is_harmless_pragma_read(&name))
 }
 
 fn parse(text: &str, dialect: Dialect) -> Result<Vec<Statement>, Refusal> {
@@ -253,7 +268,10 @@ fn parse(text: &str, dialect: Dialect) -> Result<Vec<Statement>, Refusal> {
     };
     result.map_err(|e| Refusal::Unparsable {
         dialect,
-        message: e.to_string().trim_start_matches("sql parser error: ").to_string(),
+        message: e
+            .to_string()
+            .trim_start_matches("sql parser error: ")
+            .to_string(),
     })
 }
 
@@ -339,8 +357,14 @@ const FORBIDDEN_FUNCTIONS: &[(&str, &str)] = &[
     ("mysql_query", OUTSIDE_DB),
     ("dblink", OUTSIDE_DB),
     ("dblink_exec", OUTSIDE_DB),
-    ("query", "it runs SQL given as text, which the gate cannot check"),
-    ("query_table", "it runs SQL given as text, which the gate cannot check"),
+    (
+        "query",
+        "it runs SQL given as text, which the gate cannot check",
+    ),
+    (
+        "query_table",
+        "it runs SQL given as text, which the gate cannot check",
+    ),
     ("load_extension", CODE),
     ("fts3_tokenizer", CODE),
     ("getenv", "it reads the environment, where secrets live"),
@@ -359,7 +383,9 @@ const FILE_SUFFIXES: &[&str] = &[
 fn classify(statement: &Statement) -> Class {
     match statement {
         Statement::Query(query) => classify_query(query, statement),
-        Statement::Explain { statement: inner, .. } => match classify(inner) {
+        Statement::Explain {
+            statement: inner, ..
+        } => match classify(inner) {
             Class::Read => classify_query_parts(statement),
             other => other,
         },
@@ -374,9 +400,9 @@ fn classify(statement: &Statement) -> Class {
         | Statement::ShowCatalogs { .. }
         | Statement::ShowCollation { .. }
         | Statement::ShowObjects(_) => Class::Read,
-        Statement::ShowVariable { .. } | Statement::ShowVariables { .. } | Statement::ShowStatus { .. } => {
-            Class::Read
-        }
+        Statement::ShowVariable { .. }
+        | Statement::ShowVariables { .. }
+        | Statement::ShowStatus { .. } => Class::Read,
         Statement::Pragma { name, value, is_eq } => {
             classify_pragma(&last_part(name), value.is_some(), *is_eq)
         }
@@ -540,7 +566,19 @@ fn statement_kind(statement: &Statement) -> String {
     let first = words.next().unwrap_or_default();
     match first.as_str() {
         "CREATE" | "DROP" | "ALTER" => {
-            let noise = ["OR", "REPLACE", "TEMP", "TEMPORARY", "UNIQUE", "IF", "NOT", "EXISTS", "MATERIALIZED", "GLOBAL", "LOCAL"];
+            let noise = [
+                "OR",
+                "REPLACE",
+                "TEMP",
+                "TEMPORARY",
+                "UNIQUE",
+                "IF",
+                "NOT",
+                "EXISTS",
+                "MATERIALIZED",
+                "GLOBAL",
+                "LOCAL",
+            ];
             match words.find(|w| !noise.contains(&w.as_str())) {
                 Some(object) => format!("{first} {object}"),
                 None => first,
@@ -561,7 +599,12 @@ mod tests {
 
     #[test]
     fn reads_pass_in_every_dialect() {
-        for d in [Dialect::Sqlite, Dialect::DuckDb, Dialect::Postgres, Dialect::MySql] {
+        for d in [
+            Dialect::Sqlite,
+            Dialect::DuckDb,
+            Dialect::Postgres,
+            Dialect::MySql,
+        ] {
             for sql in [
                 "SELECT 1",
                 "select * from orders where id = 3;",
@@ -577,11 +620,23 @@ mod tests {
 
     #[test]
     fn introspection_passes() {
-        assert_eq!(verdict("PRAGMA table_info(orders)", Dialect::Sqlite), Ok(Access::Read));
-        assert_eq!(verdict("PRAGMA foreign_key_list('orders')", Dialect::Sqlite), Ok(Access::Read));
-        assert_eq!(verdict("PRAGMA user_version", Dialect::Sqlite), Ok(Access::Read));
+        assert_eq!(
+            verdict("PRAGMA table_info(orders)", Dialect::Sqlite),
+            Ok(Access::Read)
+        );
+        assert_eq!(
+            verdict("PRAGMA foreign_key_list('orders')", Dialect::Sqlite),
+            Ok(Access::Read)
+        );
+        assert_eq!(
+            verdict("PRAGMA user_version", Dialect::Sqlite),
+            Ok(Access::Read)
+        );
         assert_eq!(verdict("SHOW TABLES", Dialect::DuckDb), Ok(Access::Read));
-        assert_eq!(verdict("DESCRIBE orders", Dialect::DuckDb), Ok(Access::Read));
+        assert_eq!(
+            verdict("DESCRIBE orders", Dialect::DuckDb),
+            Ok(Access::Read)
+        );
     }
 
     #[test]
@@ -613,18 +668,29 @@ mod tests {
             "WITH d AS (DELETE FROM t RETURNING *) SELECT * FROM d",
             Dialect::Postgres,
         );
-        assert!(matches!(r, Err(Refusal::Write { ref kind }) if kind == "DELETE"), "{r:?}");
+        assert!(
+            matches!(r, Err(Refusal::Write { ref kind }) if kind == "DELETE"),
+            "{r:?}"
+        );
     }
 
     #[test]
     fn select_into_is_a_write() {
         let r = verdict("SELECT * INTO copy FROM t", Dialect::Postgres);
-        assert_eq!(r, Err(Refusal::Write { kind: "SELECT … INTO".into() }));
+        assert_eq!(
+            r,
+            Err(Refusal::Write {
+                kind: "SELECT … INTO".into()
+            })
+        );
     }
 
     #[test]
     fn stacked_statements_are_refused() {
-        assert_eq!(verdict("SELECT 1; DROP TABLE t", Dialect::Sqlite), Err(Refusal::Multiple(2)));
+        assert_eq!(
+            verdict("SELECT 1; DROP TABLE t", Dialect::Sqlite),
+            Err(Refusal::Multiple(2))
+        );
         assert_eq!(
             verdict("SELECT 1 /* ; */ ; -- x\n DELETE FROM t", Dialect::DuckDb),
             Err(Refusal::Multiple(2))
@@ -678,7 +744,10 @@ mod tests {
 
     #[test]
     fn refusal_messages_say_how_to_allow() {
-        let m = Refusal::Write { kind: "DELETE".into() }.to_string();
+        let m = Refusal::Write {
+            kind: "DELETE".into(),
+        }
+        .to_string();
         assert_eq!(
             m,
             "refused: DELETE changes data and aiq is read-only by default (run with --allow-write to allow it, plus --yes in scripts)"

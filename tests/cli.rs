@@ -54,7 +54,12 @@ fn json_keeps_types_on_every_engine() {
     let sb = Sandbox::new();
     let sql = "SELECT o.id, c.name, c.vip, o.total, o.ordered_at FROM orders o JOIN customers c ON c.id = o.customer_id WHERE o.id IN (1, 3) ORDER BY o.id";
     let db = sb.shop_sqlite();
-    let out = sb.aiq().arg(&db).args(["-e", sql, "-f", "json"]).output().unwrap();
+    let out = sb
+        .aiq()
+        .arg(&db)
+        .args(["-e", sql, "-f", "json"])
+        .output()
+        .unwrap();
     assert_eq!(out.status.code(), Some(0), "{}", stderr_of(&out));
     // SQLite keeps money as REAL, booleans as declared BOOLEAN 0/1.
     assert_eq!(
@@ -62,7 +67,12 @@ fn json_keeps_types_on_every_engine() {
         "[\n{\"id\":1,\"name\":\"Ann\",\"vip\":true,\"total\":19.99,\"ordered_at\":\"2024-06-01 10:00:00\"},\n{\"id\":3,\"name\":\"Bob\",\"vip\":false,\"total\":100,\"ordered_at\":\"2024-06-03 09:15:00\"}\n]\n"
     );
     let duck = sb.shop_duckdb();
-    let out = sb.aiq().arg(&duck).args(["-e", sql, "-f", "json"]).output().unwrap();
+    let out = sb
+        .aiq()
+        .arg(&duck)
+        .args(["-e", sql, "-f", "json"])
+        .output()
+        .unwrap();
     assert_eq!(out.status.code(), Some(0), "{}", stderr_of(&out));
     // DuckDB decimals stay exact.
     assert_eq!(
@@ -115,7 +125,12 @@ fn every_format_on_duckdb_and_files() {
     let sql = "SELECT status, count(*) AS n FROM orders GROUP BY status ORDER BY n DESC, status";
     let expected_csv = "status,n\ndelivered,4\ncancelled,1\nshipped,1\n";
     for src in [sb.shop_duckdb(), sb.shop_csv()] {
-        sb.aiq().arg(&src).args(["-e", sql, "-f", "csv"]).assert().success().stdout(expected_csv);
+        sb.aiq()
+            .arg(&src)
+            .args(["-e", sql, "-f", "csv"])
+            .assert()
+            .success()
+            .stdout(expected_csv);
         sb.aiq()
             .arg(&src)
             .args(["-e", sql, "-f", "jsonl"])
@@ -150,16 +165,31 @@ fn table_shows_max_rows_and_counts_the_rest() {
     let out = sb
         .aiq()
         .arg(&db)
-        .args(["-e", "SELECT id FROM orders ORDER BY id", "-f", "table", "--max-rows", "4"])
+        .args([
+            "-e",
+            "SELECT id FROM orders ORDER BY id",
+            "-f",
+            "table",
+            "--max-rows",
+            "4",
+        ])
         .output()
         .unwrap();
     let text = stdout_of(&out);
     assert!(text.contains("│  4 │"), "{text}");
     assert!(!text.contains("│  5 │"), "{text}");
-    assert!(text.ends_with("… 2 more rows (use --max-rows to show more)\n"), "{text}");
+    assert!(
+        text.ends_with("… 2 more rows (use --max-rows to show more)\n"),
+        "{text}"
+    );
     // The config's chat.max_rows is the default for table output.
     sb.write_config("[chat]\nmax_rows = 1\n");
-    let out = sb.aiq().arg(&db).args(["-e", "SELECT id FROM orders", "-f", "table"]).output().unwrap();
+    let out = sb
+        .aiq()
+        .arg(&db)
+        .args(["-e", "SELECT id FROM orders", "-f", "table"])
+        .output()
+        .unwrap();
     assert!(stdout_of(&out).ends_with("… 5 more rows (use --max-rows to show more)\n"));
     // Machine formats print every row unless --max-rows is given.
     sb.aiq()
@@ -169,7 +199,14 @@ fn table_shows_max_rows_and_counts_the_rest() {
         .stdout("id\n1\n2\n3\n4\n5\n6\n");
     sb.aiq()
         .arg(&db)
-        .args(["-e", "SELECT id FROM orders ORDER BY id", "-f", "csv", "--max-rows", "2"])
+        .args([
+            "-e",
+            "SELECT id FROM orders ORDER BY id",
+            "-f",
+            "csv",
+            "--max-rows",
+            "2",
+        ])
         .assert()
         .stdout("id\n1\n2\n")
         .stderr("aiq: 4 more rows not shown (--max-rows)\n");
@@ -187,11 +224,19 @@ fn schema_prints_the_catalog() {
     let out = sb.aiq().arg("schema").arg(&duck).output().unwrap();
     let text = stdout_of(&out);
     assert!(text.contains("table orders (~6 rows)\n  id INTEGER primary key\n  customer_id INTEGER not null -> customers.id\n  total DECIMAL(10,2) not null\n"), "{text}");
-    assert!(text.contains("  status VARCHAR not null, e.g. 'cancelled', 'delivered', 'shipped'\n"), "{text}");
+    assert!(
+        text.contains("  status VARCHAR not null, e.g. 'cancelled', 'delivered', 'shipped'\n"),
+        "{text}"
+    );
     let csv = sb.shop_csv();
     let out = sb.aiq().arg("schema").arg(&csv).output().unwrap();
     let text = stdout_of(&out);
-    assert!(text.starts_with("view customers\n  id BIGINT\n  name VARCHAR, e.g. 'Ann', 'Bob', 'Cleo'\n"), "{text}");
+    assert!(
+        text.starts_with(
+            "view customers\n  id BIGINT\n  name VARCHAR, e.g. 'Ann', 'Bob', 'Cleo'\n"
+        ),
+        "{text}"
+    );
     assert!(text.contains("view orders\n"), "{text}");
 }
 
@@ -200,30 +245,87 @@ fn saved_sources_round_trip() {
     let sb = Sandbox::new();
     let db = sb.shop_sqlite();
     let duck = sb.shop_duckdb();
-    sb.aiq().args(["sources", "list"]).assert().success().stdout("");
-    sb.aiq().args(["sources", "add", "shop"]).arg(&db).assert().success();
-    sb.aiq().args(["sources", "add", "duck"]).arg(&duck).assert().success();
+    sb.aiq()
+        .args(["sources", "list"])
+        .assert()
+        .success()
+        .stdout("");
+    sb.aiq()
+        .args(["sources", "add", "shop"])
+        .arg(&db)
+        .assert()
+        .success();
+    sb.aiq()
+        .args(["sources", "add", "duck"])
+        .arg(&duck)
+        .assert()
+        .success();
     let list = format!(
         "  duck  duckdb://{}\n* shop  sqlite://{}\n",
         duck.canonicalize().unwrap().display(),
         db.canonicalize().unwrap().display()
     );
-    sb.aiq().args(["sources", "list"]).assert().success().stdout(list);
+    sb.aiq()
+        .args(["sources", "list"])
+        .assert()
+        .success()
+        .stdout(list);
     // By name, and as the default with no SOURCE at all.
-    sb.aiq().args(["duck", "-e", "SELECT count(*) AS n FROM orders"]).assert().success().stdout("n\n6\n");
-    sb.aiq().args(["-e", "SELECT count(*) AS n FROM customers"]).assert().success().stdout("n\n5\n");
-    sb.aiq().args(["sources", "default", "duck"]).assert().success();
-    sb.aiq().args(["schema"]).assert().success().stdout(predicate::str::contains("VARCHAR"));
-    sb.aiq().args(["sources", "add", "shop"]).arg(&db).assert().code(2).stderr(predicate::str::contains("already saved"));
-    sb.aiq().args(["sources", "add", "bad.name"]).arg(&db).assert().code(2);
-    sb.aiq().args(["sources", "remove", "duck"]).assert().success();
-    sb.aiq().args(["sources", "remove", "duck"]).assert().code(3).stderr(predicate::str::contains("unknown source 'duck'"));
-    sb.aiq().args(["-e", "SELECT 1"]).assert().code(2).stderr(predicate::str::contains("no data source given"));
-    sb.aiq().args(["sources", "add", "ghost", "./missing.db"]).assert().code(3);
+    sb.aiq()
+        .args(["duck", "-e", "SELECT count(*) AS n FROM orders"])
+        .assert()
+        .success()
+        .stdout("n\n6\n");
+    sb.aiq()
+        .args(["-e", "SELECT count(*) AS n FROM customers"])
+        .assert()
+        .success()
+        .stdout("n\n5\n");
+    sb.aiq()
+        .args(["sources", "default", "duck"])
+        .assert()
+        .success();
+    sb.aiq()
+        .args(["schema"])
+        .assert()
+        .success()
+        .stdout(predicate::str::contains("VARCHAR"));
+    sb.aiq()
+        .args(["sources", "add", "shop"])
+        .arg(&db)
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains("already saved"));
+    sb.aiq()
+        .args(["sources", "add", "bad.name"])
+        .arg(&db)
+        .assert()
+        .code(2);
+    sb.aiq()
+        .args(["sources", "remove", "duck"])
+        .assert()
+        .success();
+    sb.aiq()
+        .args(["sources", "remove", "duck"])
+        .assert()
+        .code(3)
+        .stderr(predicate::str::contains("unknown source 'duck'"));
+    sb.aiq()
+        .args(["-e", "SELECT 1"])
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains("no data source given"));
+    sb.aiq()
+        .args(["sources", "add", "ghost", "./missing.db"])
+        .assert()
+        .code(3);
     #[cfg(unix)]
     {
         use std::os::unix::fs::PermissionsExt;
-        let mode = std::fs::metadata(sb.home().join("config.toml")).unwrap().permissions().mode();
+        let mode = std::fs::metadata(sb.home().join("config.toml"))
+            .unwrap()
+            .permissions()
+            .mode();
         assert_eq!(mode & 0o777, 0o600);
         let mode = std::fs::metadata(sb.home()).unwrap().permissions().mode();
         assert_eq!(mode & 0o777, 0o700);
@@ -241,13 +343,16 @@ fn config_commands() {
     sb.aiq().args(["config", "init"]).assert().success();
     let text = std::fs::read_to_string(sb.home().join("config.toml")).unwrap();
     assert!(text.starts_with("# aiq configuration."));
-    sb.aiq().args(["config", "init"]).assert().success().stderr(predicate::str::contains("already exists"));
-    sb.write_config("[llm]\napi_key = \"sk-very-secret\"\nmodel = \"m\"\n");
     sb.aiq()
-        .args(["config", "show"])
+        .args(["config", "init"])
         .assert()
         .success()
-        .stdout(predicate::str::contains("api_key = \"********\"").and(predicate::str::contains("sk-very-secret").not()));
+        .stderr(predicate::str::contains("already exists"));
+    sb.write_config("[llm]\napi_key = \"sk-very-secret\"\nmodel = \"m\"\n");
+    sb.aiq().args(["config", "show"]).assert().success().stdout(
+        predicate::str::contains("api_key = \"********\"")
+            .and(predicate::str::contains("sk-very-secret").not()),
+    );
     sb.write_config("[chat]\nhistory_limt = 3\n");
     sb.aiq()
         .args(["config", "show"])
@@ -267,36 +372,74 @@ fn exit_codes_and_messages() {
         .assert()
         .code(1)
         .stdout("")
-        .stderr("aiq: query failed: no such column: nope in SELECT nope FROM customers at offset 7\n");
+        .stderr(
+            "aiq: query failed: no such column: nope in SELECT nope FROM customers at offset 7\n",
+        );
     // 2: usage.
-    sb.aiq().arg(&db).args(["-f", "xml", "-e", "SELECT 1"]).assert().code(2).stderr(predicate::str::contains("unknown format 'xml'"));
-    sb.aiq().arg(&db).assert().code(2).stderr(predicate::str::contains("nothing to do"));
+    sb.aiq()
+        .arg(&db)
+        .args(["-f", "xml", "-e", "SELECT 1"])
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains("unknown format 'xml'"));
+    sb.aiq()
+        .arg(&db)
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains("nothing to do"));
     // 3: the source.
     sb.aiq()
         .args(["./nope.db", "-e", "SELECT 1"])
         .assert()
         .code(3)
-        .stderr(predicate::str::starts_with("aiq: cannot open ./nope.db: no such file or folder"));
-    std::fs::write(sb.path().join("junk.db"), b"this is not sqlite at all, not even close......").unwrap();
-    sb.aiq().args(["junk.db", "-e", "SELECT 1"]).assert().code(3).stderr(predicate::str::contains("cannot open junk.db as SQLite"));
+        .stderr(predicate::str::starts_with(
+            "aiq: cannot open ./nope.db: no such file or folder",
+        ));
+    std::fs::write(
+        sb.path().join("junk.db"),
+        b"this is not sqlite at all, not even close......",
+    )
+    .unwrap();
+    sb.aiq()
+        .args(["junk.db", "-e", "SELECT 1"])
+        .assert()
+        .code(3)
+        .stderr(predicate::str::contains("cannot open junk.db as SQLite"));
     // 5: refused.
-    sb.aiq().arg(&db).args(["-e", "DROP TABLE orders"]).assert().code(5);
+    sb.aiq()
+        .arg(&db)
+        .args(["-e", "DROP TABLE orders"])
+        .assert()
+        .code(5);
+    sb.aiq().arg(&db).arg("schema").assert().code(2).stderr(predicate::str::contains("aiq schema SOURCE"));
+    // Global flags go anywhere.
+    sb.aiq().args(["-v", "schema"]).arg(&db).assert().success();
     // No panic text, ever.
-    let out = sb.aiq().args(["sqlite://", "-e", "SELECT 1"]).output().unwrap();
+    let out = sb
+        .aiq()
+        .args(["sqlite://", "-e", "SELECT 1"])
+        .output()
+        .unwrap();
     assert!(!stderr_of(&out).contains("panicked"), "{}", stderr_of(&out));
 }
 
 #[test]
 fn help_and_version() {
     let sb = Sandbox::new();
+    sb.aiq().arg("--help").assert().success().stdout(
+        predicate::str::contains("Examples:").and(predicate::str::contains("--allow-write")),
+    );
     sb.aiq()
-        .arg("--help")
+        .arg("-V")
         .assert()
         .success()
-        .stdout(predicate::str::contains("Examples:").and(predicate::str::contains("--allow-write")));
-    sb.aiq().arg("-V").assert().success().stdout(format!("aiq {}\n", env!("CARGO_PKG_VERSION")));
+        .stdout(format!("aiq {}\n", env!("CARGO_PKG_VERSION")));
     for shell in ["bash", "zsh", "fish", "powershell", "elvish"] {
-        sb.aiq().args(["completions", shell]).assert().success().stdout(predicate::str::contains("aiq"));
+        sb.aiq()
+            .args(["completions", shell])
+            .assert()
+            .success()
+            .stdout(predicate::str::contains("aiq"));
     }
 }
 
@@ -369,7 +512,10 @@ fn ctrl_c_cancels_the_query_with_130() {
             .spawn()
             .unwrap();
         std::thread::sleep(Duration::from_millis(700));
-        let status = StdCommand::new("kill").args(["-INT", &child.id().to_string()]).status().unwrap();
+        let status = StdCommand::new("kill")
+            .args(["-INT", &child.id().to_string()])
+            .status()
+            .unwrap();
         assert!(status.success());
         let out = child.wait_with_output().unwrap();
         assert_eq!(out.status.code(), Some(130), "{}", stderr_of(&out));
@@ -394,9 +540,21 @@ fn writes_need_allow_write_and_yes() {
             .assert()
             .code(5)
             .stderr("aiq: refused: DELETE changes data and needs confirmation; add --yes to run it from a script\n");
-        sb.aiq().arg(&src).args(["-e", "SELECT count(*) AS n FROM orders"]).assert().stdout("n\n6\n");
-        sb.aiq().arg(&src).args(["--allow-write", "--yes", "-e", delete]).assert().success();
-        sb.aiq().arg(&src).args(["-e", "SELECT count(*) AS n FROM orders"]).assert().stdout("n\n5\n");
+        sb.aiq()
+            .arg(&src)
+            .args(["-e", "SELECT count(*) AS n FROM orders"])
+            .assert()
+            .stdout("n\n6\n");
+        sb.aiq()
+            .arg(&src)
+            .args(["--allow-write", "--yes", "-e", delete])
+            .assert()
+            .success();
+        sb.aiq()
+            .arg(&src)
+            .args(["-e", "SELECT count(*) AS n FROM orders"])
+            .assert()
+            .stdout("n\n5\n");
         // Even with --allow-write, reaching outside the source stays refused.
         sb.aiq()
             .arg(&src)
@@ -413,7 +571,12 @@ fn sqlite_write_reports_changed_rows() {
     let db = sb.shop_sqlite();
     sb.aiq()
         .arg(&db)
-        .args(["--allow-write", "-y", "-e", "UPDATE customers SET vip = 1 WHERE country = 'DE'"])
+        .args([
+            "--allow-write",
+            "-y",
+            "-e",
+            "UPDATE customers SET vip = 1 WHERE country = 'DE'",
+        ])
         .assert()
         .success()
         .stdout("")
@@ -440,9 +603,17 @@ fn data_files_of_each_kind() {
     // Parquet written by DuckDB itself.
     let pq = dir.join("p.parquet");
     let conn = duckdb::Connection::open_in_memory().unwrap();
-    conn.execute_batch(&format!("COPY (SELECT 6 AS x, 'six' AS y) TO '{}' (FORMAT parquet)", pq.display()))
-        .unwrap();
-    sb.aiq().arg(&pq).args(["-e", "SELECT * FROM p", "-f", "json"]).assert().success().stdout("[\n{\"x\":6,\"y\":\"six\"}\n]\n");
+    conn.execute_batch(&format!(
+        "COPY (SELECT 6 AS x, 'six' AS y) TO '{}' (FORMAT parquet)",
+        pq.display()
+    ))
+    .unwrap();
+    sb.aiq()
+        .arg(&pq)
+        .args(["-e", "SELECT * FROM p", "-f", "json"])
+        .assert()
+        .success()
+        .stdout("[\n{\"x\":6,\"y\":\"six\"}\n]\n");
 }
 
 #[test]
@@ -462,7 +633,11 @@ fn urls_name_engines() {
         .assert()
         .success()
         .stdout("n\n5\n");
-    sb.aiq().args(["duckdb://:memory:", "-e", "SELECT 42 AS answer"]).assert().success().stdout("answer\n42\n");
+    sb.aiq()
+        .args(["duckdb://:memory:", "-e", "SELECT 42 AS answer"])
+        .assert()
+        .success()
+        .stdout("answer\n42\n");
     sb.aiq()
         .args(["postgres://me:hunter2@localhost/db", "-e", "SELECT 1"])
         .assert()

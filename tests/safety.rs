@@ -84,7 +84,11 @@ const DUCKDB: &[&str] = &[
 fn assert_refused(sb: &Sandbox, source: &std::path::Path, sql: &str) {
     let out = sb.aiq().arg(source).args(["-e", sql]).output().unwrap();
     let err = stderr_of(&out);
-    assert_eq!(out.status.code(), Some(5), "not refused: {sql}\nstderr: {err}");
+    assert_eq!(
+        out.status.code(),
+        Some(5),
+        "not refused: {sql}\nstderr: {err}"
+    );
     assert!(err.starts_with("aiq: refused: "), "{sql}: {err}");
     assert!(out.stdout.is_empty(), "{sql}: printed a result");
 }
@@ -105,8 +109,17 @@ fn hostile_sqlite_statements_are_refused_and_change_nothing() {
         // --allow-write does not open the door to ATTACH, extensions or stacking.
         let stacked = sql.contains(';') && !sql.starts_with("CREATE TRIGGER");
         if sql.contains("ATTACH") || sql.contains("load_extension") || stacked {
-            let out = sb.aiq().arg(&db).args(["--allow-write", "--yes", "-e", sql]).output().unwrap();
-            assert_ne!(out.status.code(), Some(0), "allowed with --allow-write: {sql}");
+            let out = sb
+                .aiq()
+                .arg(&db)
+                .args(["--allow-write", "--yes", "-e", sql])
+                .output()
+                .unwrap();
+            assert_ne!(
+                out.status.code(),
+                Some(0),
+                "allowed with --allow-write: {sql}"
+            );
         }
     }
     assert_eq!(snapshot(sb.path()), before, "a file changed or appeared");
@@ -131,7 +144,10 @@ fn hostile_statements_against_data_files_change_nothing() {
     let before = snapshot(sb.path());
     let mut corpus: Vec<String> = DUCKDB.iter().map(|s| s.to_string()).collect();
     corpus.push(format!("COPY (SELECT 1 AS x) TO '{}'", target.display()));
-    corpus.push(format!("SELECT * FROM read_csv('{}/../home/x.csv')", dir.display()));
+    corpus.push(format!(
+        "SELECT * FROM read_csv('{}/../home/x.csv')",
+        dir.display()
+    ));
     corpus.push("CREATE VIEW customers2 AS SELECT * FROM customers".into());
     for sql in &corpus {
         assert_refused(&sb, &dir, sql);
@@ -150,9 +166,18 @@ fn refusals_name_the_statement_and_the_way_out() {
         ("SELECT * FROM read_csv('/etc/passwd')", "aiq: refused: read_csv() is never allowed (it reads or writes files outside the data source)\n"),
     ];
     for (sql, message) in cases {
-        sb.aiq().arg(&db).args(["-e", sql]).assert().code(5).stderr(message);
+        sb.aiq()
+            .arg(&db)
+            .args(["-e", sql])
+            .assert()
+            .code(5)
+            .stderr(message);
     }
     let out = sb.aiq().arg(&db).args(["-e", "SELEC 1"]).output().unwrap();
     assert_eq!(out.status.code(), Some(5));
-    assert!(stderr_of(&out).starts_with("aiq: refused: the SQL does not parse as DuckDB ("), "{}", stderr_of(&out));
+    assert!(
+        stderr_of(&out).starts_with("aiq: refused: the SQL does not parse as DuckDB ("),
+        "{}",
+        stderr_of(&out)
+    );
 }

@@ -17,7 +17,8 @@ use crate::source::{self, ExecError, OpenOptions, QueryStats};
 pub fn run(ctx: &Context<'_>, source_arg: Option<&str>, args: &RunArgs) -> Result<(), AiqError> {
     let Some(sql) = args.execute.as_deref() else {
         return Err(AiqError::Usage(
-            "nothing to do: give SQL to run with -e \"SELECT …\" (see `aiq --help` for examples)".into(),
+            "nothing to do: give SQL to run with -e \"SELECT …\" (see `aiq --help` for examples)"
+                .into(),
         ));
     };
     let resolved = ctx.resolve_source(source_arg)?;
@@ -25,7 +26,8 @@ pub fn run(ctx: &Context<'_>, source_arg: Option<&str>, args: &RunArgs) -> Resul
     let policy = Policy {
         allow_write: args.allow_write,
     };
-    let checked = safety::check(sql, engine.dialect(), policy).map_err(|r| AiqError::Refused(r.to_string()))?;
+    let checked = safety::check(sql, engine.dialect(), policy)
+        .map_err(|r| AiqError::Refused(r.to_string()))?;
     if checked.access() == Access::Write {
         confirm_write(&checked, args.yes)?;
     }
@@ -101,7 +103,10 @@ fn confirm_write(checked: &CheckedSql, yes: bool) -> Result<(), AiqError> {
     if matches!(answer.trim().to_ascii_lowercase().as_str(), "y" | "yes") {
         Ok(())
     } else {
-        Err(AiqError::Refused(format!("not run: {} was not confirmed", checked.kind())))
+        Err(AiqError::Refused(format!(
+            "not run: {} was not confirmed",
+            checked.kind()
+        )))
     }
 }
 

@@ -21,7 +21,11 @@ pub fn run(ctx: &Context<'_>, command: SourcesCommand) -> Result<(), AiqError> {
             let width = saved.names().map(str::len).max().unwrap_or(0);
             let mut text = String::new();
             for (name, s) in saved.iter() {
-                let mark = if saved.default.as_deref() == Some(name) { '*' } else { ' ' };
+                let mark = if saved.default.as_deref() == Some(name) {
+                    '*'
+                } else {
+                    ' '
+                };
                 text.push_str(&format!("{mark} {name:<width$}  {}\n", redact_url(&s.url)));
             }
             write_stdout(text.as_bytes())
@@ -41,7 +45,9 @@ pub fn run(ctx: &Context<'_>, command: SourcesCommand) -> Result<(), AiqError> {
                     .entry("sources")
                     .or_insert(toml_edit::table())
                     .as_table_mut()
-                    .ok_or_else(|| AiqError::Usage("config.toml: `sources` is not a table".into()))?;
+                    .ok_or_else(|| {
+                        AiqError::Usage("config.toml: `sources` is not a table".into())
+                    })?;
                 let mut entry = toml_edit::Table::new();
                 entry["url"] = toml_edit::value(url.as_str());
                 sources.insert(&name, toml_edit::Item::Table(entry));
@@ -54,7 +60,11 @@ pub fn run(ctx: &Context<'_>, command: SourcesCommand) -> Result<(), AiqError> {
                 "aiq: saved '{name}' ({}) in {}{}",
                 redact_url(&url),
                 path.display(),
-                if make_default { " as the default source" } else { "" }
+                if make_default {
+                    " as the default source"
+                } else {
+                    ""
+                }
             );
             Ok(())
         }
@@ -92,7 +102,11 @@ fn require(ctx: &Context<'_>, name: &str) -> Result<(), AiqError> {
     let names: Vec<&str> = ctx.config.sources.names().collect();
     Err(AiqError::Source(format!(
         "unknown source '{name}' (saved: {})",
-        if names.is_empty() { "none".to_string() } else { names.join(", ") }
+        if names.is_empty() {
+            "none".to_string()
+        } else {
+            names.join(", ")
+        }
     )))
 }
 

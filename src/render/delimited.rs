@@ -16,7 +16,9 @@ pub(crate) struct CsvRenderer<'a> {
 impl<'a> CsvRenderer<'a> {
     pub(crate) fn new(out: &'a mut dyn Write, limit: Limit) -> Self {
         CsvRenderer {
-            out: csv::WriterBuilder::new().buffer_capacity(64 * 1024).from_writer(out),
+            out: csv::WriterBuilder::new()
+                .buffer_capacity(64 * 1024)
+                .from_writer(out),
             fields: Vec::new(),
             limit,
         }
@@ -157,6 +159,9 @@ mod tests {
     fn tsv_escapes_separators() {
         let cols = vec![Column::new("a", ""), Column::new("b", "")];
         let rows = vec![vec![Value::Text("x\ty\nz\\".into()), Value::Null]];
-        assert_eq!(render(Format::Tsv, None, &cols, &rows), "a\tb\nx\\ty\\nz\\\\\t\n");
+        assert_eq!(
+            render(Format::Tsv, None, &cols, &rows),
+            "a\tb\nx\\ty\\nz\\\\\t\n"
+        );
     }
 }

@@ -72,7 +72,8 @@ impl RowSink for JsonRenderer<'_> {
             return Ok(());
         }
         if !self.lines {
-            self.out.write_all(if self.limit.seen == 1 { b"\n" } else { b",\n" })?;
+            self.out
+                .write_all(if self.limit.seen == 1 { b"\n" } else { b",\n" })?;
         }
         self.out.write_all(b"{")?;
         for (i, v) in row.iter().enumerate() {
@@ -92,8 +93,11 @@ impl RowSink for JsonRenderer<'_> {
 impl Renderer for JsonRenderer<'_> {
     fn finish(&mut self) -> io::Result<()> {
         if self.started {
-            self.out
-                .write_all(if self.limit.seen == 0 { b"]\n" } else { b"\n]\n" })?;
+            self.out.write_all(if self.limit.seen == 0 {
+                b"]\n"
+            } else {
+                b"\n]\n"
+            })?;
         }
         self.out.flush()
     }
@@ -131,10 +135,22 @@ mod tests {
 
     #[test]
     fn jsonl_lines_and_special_values() {
-        let cols = vec![Column::new("j", "JSON"), Column::new("f", "DOUBLE"), Column::new("b", "BOOLEAN")];
+        let cols = vec![
+            Column::new("j", "JSON"),
+            Column::new("f", "DOUBLE"),
+            Column::new("b", "BOOLEAN"),
+        ];
         let rows = vec![
-            vec![Value::Json("{\"x\": [1]}".into()), Value::Float(f64::NAN), Value::Bool(false)],
-            vec![Value::Json("not json".into()), Value::Float(0.25), Value::Null],
+            vec![
+                Value::Json("{\"x\": [1]}".into()),
+                Value::Float(f64::NAN),
+                Value::Bool(false),
+            ],
+            vec![
+                Value::Json("not json".into()),
+                Value::Float(0.25),
+                Value::Null,
+            ],
         ];
         assert_eq!(
             render(Format::Jsonl, None, &cols, &rows),

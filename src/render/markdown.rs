@@ -52,7 +52,13 @@ impl Renderer for MarkdownRenderer<'_> {
         let header: Vec<String> = self.grid.columns.iter().map(|c| cell(&c.name)).collect();
         text.push_str(&format!("| {} |\n", header.join(" | ")));
         let rule: Vec<&str> = (0..self.grid.columns.len())
-            .map(|i| if self.grid.right_aligned(i) { "---:" } else { "---" })
+            .map(|i| {
+                if self.grid.right_aligned(i) {
+                    "---:"
+                } else {
+                    "---"
+                }
+            })
             .collect();
         text.push_str(&format!("| {} |\n", rule.join(" | ")));
         for row in &self.grid.rows {
@@ -95,6 +101,9 @@ mod tests {
     fn escapes() {
         let cols = vec![Column::new("a|b", "")];
         let rows = vec![vec![Value::Text("x|y\nz".into())]];
-        assert_eq!(render(Format::Markdown, None, &cols, &rows), "| a\\|b |\n| --- |\n| x\\|y<br>z |\n");
+        assert_eq!(
+            render(Format::Markdown, None, &cols, &rows),
+            "| a\\|b |\n| --- |\n| x\\|y<br>z |\n"
+        );
     }
 }

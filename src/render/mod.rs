@@ -96,7 +96,11 @@ pub trait Renderer: RowSink {
 }
 
 /// A renderer for `format` writing to `out`.
-pub fn renderer<'a>(format: Format, out: &'a mut dyn Write, options: RenderOptions) -> Box<dyn Renderer + 'a> {
+pub fn renderer<'a>(
+    format: Format,
+    out: &'a mut dyn Write,
+    options: RenderOptions,
+) -> Box<dyn Renderer + 'a> {
     let limit = Limit::new(options.max_rows);
     match format {
         Format::Table => Box::new(table::TableRenderer::new(out, options, limit)),
@@ -191,7 +195,12 @@ impl Grid {
 mod tests {
     use super::*;
 
-    pub(crate) fn render(format: Format, max_rows: Option<usize>, columns: &[Column], rows: &[Vec<Value>]) -> String {
+    pub(crate) fn render(
+        format: Format,
+        max_rows: Option<usize>,
+        columns: &[Column],
+        rows: &[Vec<Value>],
+    ) -> String {
         let mut out = Vec::new();
         {
             let mut r = renderer(
@@ -214,10 +223,22 @@ mod tests {
 
     pub(crate) fn sample() -> (Vec<Column>, Vec<Vec<Value>>) {
         (
-            vec![Column::new("country", "TEXT"), Column::new("n", "INTEGER"), Column::new("avg", "DECIMAL")],
             vec![
-                vec![Value::Text("DE".into()), Value::Int(3), Value::Decimal("12.50".into())],
-                vec![Value::Text("say \"hi\", ok".into()), Value::Int(10), Value::Null],
+                Column::new("country", "TEXT"),
+                Column::new("n", "INTEGER"),
+                Column::new("avg", "DECIMAL"),
+            ],
+            vec![
+                vec![
+                    Value::Text("DE".into()),
+                    Value::Int(3),
+                    Value::Decimal("12.50".into()),
+                ],
+                vec![
+                    Value::Text("say \"hi\", ok".into()),
+                    Value::Int(10),
+                    Value::Null,
+                ],
             ],
         )
     }
@@ -229,7 +250,10 @@ mod tests {
         }
         assert_eq!("JSON".parse::<Format>(), Ok(Format::Json));
         let e = "xml".parse::<Format>().unwrap_err();
-        assert_eq!(e, "unknown format 'xml' (choose one of: table, csv, tsv, json, jsonl, markdown)");
+        assert_eq!(
+            e,
+            "unknown format 'xml' (choose one of: table, csv, tsv, json, jsonl, markdown)"
+        );
     }
 
     #[test]
@@ -238,6 +262,9 @@ mod tests {
         let out = render(Format::Csv, Some(1), &cols, &rows);
         assert_eq!(out, "country,n,avg\nDE,3,12.50\n");
         let out = render(Format::Markdown, Some(1), &cols, &rows);
-        assert!(out.ends_with("… 1 more row (use --max-rows to show more)\n"), "{out}");
+        assert!(
+            out.ends_with("… 1 more row (use --max-rows to show more)\n"),
+            "{out}"
+        );
     }
 }

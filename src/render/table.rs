@@ -129,7 +129,10 @@ mod tests {
         let cols = vec![Column::new("i", "INTEGER")];
         let rows: Vec<Vec<Value>> = (0..5).map(|i| vec![Value::Int(i)]).collect();
         let out = render(Format::Table, Some(2), &cols, &rows);
-        assert!(out.ends_with("╯\n… 3 more rows (use --max-rows to show more)\n"), "{out}");
+        assert!(
+            out.ends_with("╯\n… 3 more rows (use --max-rows to show more)\n"),
+            "{out}"
+        );
         assert!(out.contains("│ 1 │") && !out.contains("│ 2 │"), "{out}");
     }
 }

@@ -55,7 +55,9 @@ pub struct ForeignKey {
 impl Catalog {
     /// Finds a table by name, case-insensitively.
     pub fn table(&self, name: &str) -> Option<&Table> {
-        self.tables.iter().find(|t| t.name.eq_ignore_ascii_case(name))
+        self.tables
+            .iter()
+            .find(|t| t.name.eq_ignore_ascii_case(name))
     }
 
     /// The compact text form of every table (see [`Table::render`]).
@@ -138,6 +140,43 @@ impl Table {
             );
         }
     }
+}
+
+/// Rows read from the top of a table when looking for sample values.
+pub const SAMPLE_ROWS: usize = 40;
+const SAMPLES_PER_COLUMN: usize = 3;
+const SAMPLE_MAX_CHARS: usize = 32;
+
+/// The columns worth sampling, as (table index, column index): text columns
+/// that are not primary keys, of base tables (and of views when asked).
+pub fn sample_targets(tables: &[Table], include_views: bool) -> Vec<(usize, usize)> {
+    tables
+        .iter()
+        .enumerate()
+        .filter(|(_, t)| t.kind == TableKind::Table || include_views)
+        .flat_map(|(ti, t)| {
+            t.columns
+                .iter()
+                .enumerate()
+                .filter(|(_, c)| is_text_type(&c.type_name) && !c.primary_key)
+                .map(move |(ci, _)| (ti, ci))
+        })
+        .collect()
+}
+
+/// Offers one value seen in a column; keeps at most three distinct, short,
+/// single-line values, in the order first seen.
+pub fn offer_sample(column: &mut ColumnInfo, value: &str) {
+    let chars = value.chars().count();
+    if column.samples.len() >= SAMPLES_PER_COLUMN
+        || chars == 0
+        || chars > SAMPLE_MAX_CHARS
+        || value.contains(['\n', '\r'])
+        || column.samples.iter().any(|s| s == value)
+    {
+        return;
+    }
+    column.samples.push(value.to_string());
 }
 
 /// Whether a declared type holds text (and so may get sample values).
@@ -226,6 +265,24 @@ mod tests {
             out,
             "view pairs\n  a INT not null\n  b INT not null\n  primary key (a, b)\n  foreign key (a, b) -> other(x, y)\n"
         );
+    }
+
+    #[test]
+    fn samples_are_few_short_and_distinct() {
+        let mut c = ColumnInfo::default();
+        for v in [
+            "DE",
+            "",
+            "DE",
+            "a very long value that nobody would call short",
+            "two\nlines",
+            "US",
+            "FR",
+            "NL",
+        ] {
+            offer_sample(&mut c, v);
+        }
+        assert_eq!(c.samples, ["DE", "US", "FR"]);
     }
 
     #[test]

@@ -18,17 +18,22 @@ use duckdb::{AccessMode, Config, Connection};
 use super::spec::DataFile;
 use super::sqlite::{quote_ident, quote_str};
 use super::{
-    CancelHandle, Column, DataFileKind, DataSource, EngineKind, ExecError, Guard, OpenOptions,
-    QueryStats, RowSink, SourceError, Value,
+    watchdog, CancelHandle, Column, DataFileKind, DataSource, EngineKind, ExecError, Guard,
+    OpenOptions, QueryStats, RowSink, SourceError, Value,
 };
 use crate::safety::{Access, CheckedSql};
-use crate::schema::{is_text_type, Catalog, ColumnInfo, ForeignKey, Table, TableKind};
+use crate::schema::{
+    offer_sample, sample_targets, Catalog, ColumnInfo, ForeignKey, Table, TableKind, SAMPLE_ROWS,
+};
+
+/// How long introspection may spend on sample values.
+const SAMPLE_BUDGET: std::time::Duration = std::time::Duration::from_millis(150);
 
 pub(crate) struct DuckDbSource {
     // Field order matters: the connection must close before the folder that
     // holds a data-file source's view database is removed.
     conn: Connection,
-    _views_dir: Option<tempfile::TempDir>,
+    views_dir: Option<tempfile::TempDir>,
     options: OpenOptions,
     guard: Guard,
 }
@@ -45,12 +50,14 @@ fn base_config(access: AccessMode) -> duckdb::Result<Config> {
 /// Turns off file access beyond `allowed` and locks the configuration.
 fn lock_down(conn: &Connection, allowed: &[String]) -> duckdb::Result<()> {
     if !allowed.is_empty() {
-        let list = allowed.iter().map(|p| quote_str(p)).collect::<Vec<_>>().join(", ");
+        let list = allowed
+            .iter()
+            .map(|p| quote_str(p))
+            .collect::<Vec<_>>()
+            .join(", ");
         conn.execute_batch(&format!("SET allowed_paths = [{list}]"))?;
     }
-    conn.execute_batch(
-        "SET enable_external_access = false; SET lock_configuration = true;",
-    )
+    conn.execute_batch("SET enable_external_access = false; SET lock_configuration = true;")
 }
 
 impl DuckDbSource {
@@ -63,8 +70,8 @@ impl DuckDbSource {
         } else {
             AccessMode::ReadOnly
         };
-        let conn = Connection::open_with_flags(path, base_config(access).map_err(fail)?)
-            .map_err(fail)?;
+        let conn =
+            Connection::open_with_flags(path, base_config(access).map_err(fail)?).map_err(fail)?;
         lock_down(&conn, &[]).map_err(fail)?;
         Ok(Self::new(conn, None, options))
     }
@@ -81,9 +88,15 @@ impl DuckDbSource {
     /// small database file in a private temporary folder, which is then
     /// reopened read-only (unless writes are allowed) with file access
     /// limited to exactly these files.
-    pub(crate) fn open_data_files(files: &[DataFile], options: OpenOptions) -> Result<Self, SourceError> {
+    pub(crate) fn open_data_files(
+        files: &[DataFile],
+        options: OpenOptions,
+    ) -> Result<Self, SourceError> {
         let fail = |e: &dyn std::fmt::Display| {
-            let first = files.first().map(|f| f.path.display().to_string()).unwrap_or_default();
+            let first = files
+                .first()
+                .map(|f| f.path.display().to_string())
+                .unwrap_or_default();
             SourceError(format!("cannot read {first}: {e}"))
         };
         let dir = tempfile::Builder::new()
@@ -115,7 +128,7 @@ impl DuckDbSource {
     fn new(conn: Connection, views_dir: Option<tempfile::TempDir>, options: OpenOptions) -> Self {
         DuckDbSource {
             conn,
-            _views_dir: views_dir,
+            views_dir,
             options,
             guard: Guard::new(),
         }
@@ -162,15 +175,20 @@ impl DataSource for DuckDbSource {
     }
 
     fn introspect(&self) -> Result<Catalog, SourceError> {
-        introspect(&self.conn).map_err(|e| SourceError(format!("cannot read the DuckDB schema: {e}")))
+        // Views over data files are the tables of such a source; views in a
+        // database file may be expensive, so they get no samples.
+        introspect(&self.conn, self.views_dir.is_some())
+            .map_err(|e| SourceError(format!("cannot read the DuckDB schema: {e}")))
     }
 
     fn execute(&self, sql: &CheckedSql, sink: &mut dyn RowSink) -> Result<QueryStats, ExecError> {
         let started = Instant::now();
         let interrupt = self.conn.interrupt_handle();
-        let rows = self
-            .guard
-            .run(self.options.timeout, move || interrupt.interrupt(), || self.stream(sql, sink))?;
+        let rows = self.guard.run(
+            self.options.timeout,
+            move || interrupt.interrupt(),
+            || self.stream(sql, sink),
+        )?;
         Ok(QueryStats {
             rows,
             elapsed: started.elapsed(),
@@ -193,7 +211,10 @@ fn view_sql(file: &DataFile) -> String {
         DataFileKind::Json => format!("read_json_auto({path})"),
         DataFileKind::JsonLines => format!("read_json_auto({path}, format = 'newline_delimited')"),
     };
-    format!("CREATE VIEW {} AS SELECT * FROM {reader}", quote_ident(&file.table))
+    format!(
+        "CREATE VIEW {} AS SELECT * FROM {reader}",
+        quote_ident(&file.table)
+    )
 }
 
 fn engine_error(e: duckdb::Error) -> ExecError {
@@ -289,13 +310,11 @@ fn convert(v: ValueRef<'_>, kind: Kind) -> Value {
         ValueRef::Float(f) => Value::Float(f.into()),
         ValueRef::Double(f) => Value::Float(f),
         ValueRef::Decimal(d) => Value::Decimal(d.to_string()),
-        ValueRef::Timestamp(unit, v) => {
-            match DateTime::from_timestamp_micros(micros(unit, v)) {
-                Some(t) if kind == Kind::TimestampTz => Value::TimestampTz(t),
-                Some(t) => Value::Timestamp(t.naive_utc()),
-                None => Value::Other(format!("{v}")),
-            }
-        }
+        ValueRef::Timestamp(unit, v) => match DateTime::from_timestamp_micros(micros(unit, v)) {
+            Some(t) if kind == Kind::TimestampTz => Value::TimestampTz(t),
+            Some(t) => Value::Timestamp(t.naive_utc()),
+            None => Value::Other(format!("{v}")),
+        },
         ValueRef::Text(bytes) => {
             let s = String::from_utf8_lossy(bytes).into_owned();
             if kind == Kind::Json {
@@ -350,7 +369,11 @@ fn format_nested(v: &DValue) -> String {
             format!("{{{}}}", inner.join(", "))
         }
         DValue::Union(inner) => format_nested(inner),
-        DValue::Interval { months, days, nanos } => format_interval(*months, *days, *nanos),
+        DValue::Interval {
+            months,
+            days,
+            nanos,
+        } => format_interval(*months, *days, *nanos),
         other => convert_owned(other).to_text(),
     }
 }
@@ -403,7 +426,7 @@ fn format_interval(months: i32, days: i32, nanos: i64) -> String {
 
 /// One catalog query per kind of fact: columns (with table kinds and
 /// estimates), constraints, then bounded samples.
-fn introspect(conn: &Connection) -> duckdb::Result<Catalog> {
+fn introspect(conn: &Connection, sample_views: bool) -> duckdb::Result<Catalog> {
     let version: String = conn.query_row("SELECT version()", [], |r| r.get(0))?;
     let mut tables: Vec<Table> = Vec::new();
     let mut stmt = conn.prepare(
@@ -419,12 +442,20 @@ fn introspect(conn: &Connection) -> duckdb::Result<Catalog> {
     while let Some(r) = rows.next()? {
         let schema: String = r.get(0)?;
         let table: String = r.get(1)?;
-        let name = if schema == "main" { table } else { format!("{schema}.{table}") };
+        let name = if schema == "main" {
+            table
+        } else {
+            format!("{schema}.{table}")
+        };
         if tables.last().map(|t| t.name != name).unwrap_or(true) {
             let is_view: bool = r.get(6)?;
             tables.push(Table {
                 name,
-                kind: if is_view { TableKind::View } else { TableKind::Table },
+                kind: if is_view {
+                    TableKind::View
+                } else {
+                    TableKind::Table
+                },
                 row_estimate: r.get::<_, Option<i64>>(5)?.map(|n| n.max(0) as u64),
                 comment: r.get(7)?,
                 ..Table::default()
@@ -442,7 +473,7 @@ fn introspect(conn: &Connection) -> duckdb::Result<Catalog> {
     }
     drop(rows);
     constraints(conn, &mut tables)?;
-    samples(conn, &mut tables);
+    samples(conn, &mut tables, sample_views);
     Ok(Catalog {
         engine: format!("DuckDB {version}"),
         tables,
@@ -460,8 +491,14 @@ fn constraints(conn: &Connection, tables: &mut [Table]) -> duckdb::Result<()> {
     while let Some(r) = rows.next()? {
         let schema: String = r.get(0)?;
         let table: String = r.get(1)?;
-        let name = if schema == "main" { table } else { format!("{schema}.{table}") };
-        let Some(t) = tables.iter_mut().find(|t| t.name == name) else { continue };
+        let name = if schema == "main" {
+            table
+        } else {
+            format!("{schema}.{table}")
+        };
+        let Some(t) = tables.iter_mut().find(|t| t.name == name) else {
+            continue;
+        };
         let kind: String = r.get(2)?;
         let cols = string_list(r.get_ref(3)?);
         if kind == "PRIMARY KEY" {
@@ -495,18 +532,9 @@ fn string_list(v: ValueRef<'_>) -> Vec<String> {
 
 /// Up to three distinct short values per text column of each base table,
 /// from the first rows only, in one query for all of them.
-fn samples(conn: &Connection, tables: &mut [Table]) {
-    let targets: Vec<(usize, usize)> = tables
-        .iter()
-        .enumerate()
-        .filter(|(_, t)| t.kind == TableKind::Table || t.row_estimate.is_none())
-        .flat_map(|(ti, t)| {
-            t.columns
-                .iter()
-                .enumerate()
-                .filter(|(_, c)| is_text_type(&c.type_name) && !c.primary_key)
-                .map(move |(ci, _)| (ti, ci))
-        })
+fn samples(conn: &Connection, tables: &mut [Table], sample_views: bool) {
+    let targets: Vec<(usize, usize)> = sample_targets(tables, sample_views)
+        .into_iter()
         .take(2000)
         .collect();
     if targets.is_empty() {
@@ -519,21 +547,29 @@ fn samples(conn: &Connection, tables: &mut [Table]) {
             let t = table_ref(&tables[*ti].name);
             let c = quote_ident(&tables[*ti].columns[*ci].name);
             format!(
-                "(SELECT {k} AS k, v FROM (SELECT DISTINCT v FROM (SELECT {c}::VARCHAR AS v FROM {t} LIMIT 200) \
-                 WHERE v IS NOT NULL AND length(v) BETWEEN 1 AND 32 ORDER BY v LIMIT 3))"
+                "SELECT {k} AS k, v FROM (SELECT DISTINCT v FROM (SELECT {c}::VARCHAR AS v FROM {t} LIMIT {SAMPLE_ROWS}) \
+                 WHERE v IS NOT NULL)"
             )
         })
         .collect::<Vec<_>>()
         .join(" UNION ALL ");
-    let result: duckdb::Result<Vec<(usize, String)>> = (|| {
-        let mut stmt = conn.prepare(&sql)?;
-        let rows = stmt.query_map([], |r| Ok((r.get::<_, i64>(0)? as usize, r.get::<_, String>(1)?)))?;
-        rows.collect()
-    })();
+    let sql = format!("SELECT k, v FROM ({sql}) ORDER BY k, v");
+    let interrupt = conn.interrupt_handle();
+    let (result, _) = watchdog(
+        SAMPLE_BUDGET,
+        move || interrupt.interrupt(),
+        || {
+            let mut stmt = conn.prepare(&sql)?;
+            let rows = stmt.query_map([], |r| {
+                Ok((r.get::<_, i64>(0)? as usize, r.get::<_, String>(1)?))
+            })?;
+            rows.collect::<duckdb::Result<Vec<(usize, String)>>>()
+        },
+    );
     if let Ok(hits) = result {
         for (k, v) in hits {
             if let Some((ti, ci)) = targets.get(k) {
-                tables[*ti].columns[*ci].samples.push(v);
+                offer_sample(&mut tables[*ti].columns[*ci], &v);
             }
         }
     }
@@ -617,7 +653,10 @@ mod tests {
             format!("COPY c TO '{}'", out.display()),
             "SELECT * FROM read_csv('/etc/passwd')".into(),
             "SELECT * FROM '/etc/passwd'".into(),
-            format!("ATTACH '{}' AS other", dir.path().join("other.duckdb").display()),
+            format!(
+                "ATTACH '{}' AS other",
+                dir.path().join("other.duckdb").display()
+            ),
             "INSTALL httpfs".into(),
             "LOAD httpfs".into(),
             "SET enable_external_access = true".into(),
@@ -626,7 +665,10 @@ mod tests {
         }
         drop(src);
         assert_eq!(std::fs::read(&path).unwrap(), before);
-        let names: Vec<_> = std::fs::read_dir(dir.path()).unwrap().map(|e| e.unwrap().file_name()).collect();
+        let names: Vec<_> = std::fs::read_dir(dir.path())
+            .unwrap()
+            .map(|e| e.unwrap().file_name())
+            .collect();
         assert_eq!(names, ["t.duckdb"]);
     }
 
@@ -644,13 +686,19 @@ mod tests {
         }];
         let src = DuckDbSource::open_data_files(&files, OpenOptions::default()).unwrap();
         let r = run(&src, "SELECT name FROM people ORDER BY id").unwrap();
-        assert_eq!(r.1, [[Value::Text("Ann".into())], [Value::Text("Bob".into())]]);
+        assert_eq!(
+            r.1,
+            [[Value::Text("Ann".into())], [Value::Text("Bob".into())]]
+        );
         let secret_sql = format!("SELECT * FROM read_csv('{}')", secret.display());
         assert!(run(&src, &secret_sql).is_err());
         let copy_sql = format!("COPY (SELECT 1) TO '{}'", csv.display());
         assert!(run(&src, &copy_sql).is_err(), "overwrote the source file");
         assert!(run(&src, "CREATE TABLE t AS SELECT 1").is_err());
-        assert_eq!(std::fs::read_to_string(&csv).unwrap(), "id,name\n1,Ann\n2,Bob\n");
+        assert_eq!(
+            std::fs::read_to_string(&csv).unwrap(),
+            "id,name\n1,Ann\n2,Bob\n"
+        );
         let cat = src.introspect().unwrap();
         assert_eq!(cat.tables[0].name, "people");
         assert_eq!(cat.tables[0].kind, TableKind::View);

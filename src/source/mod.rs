@@ -17,7 +17,9 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{mpsc, Arc};
 use std::time::{Duration, Instant};
 
-pub use spec::{redact_url, resolve, resolve_location, DataFile, DataFileKind, Resolved, SourceSpec};
+pub use spec::{
+    redact_url, resolve, resolve_location, DataFile, DataFileKind, Resolved, SourceSpec,
+};
 pub use value::{Column, Value};
 
 use crate::safety::{CheckedSql, Dialect};
@@ -165,9 +167,9 @@ pub fn open(spec: &SourceSpec, options: OpenOptions) -> Result<Box<dyn DataSourc
         SourceSpec::Sqlite(path) => Ok(Box::new(sqlite::SqliteSource::open(path, options)?)),
         SourceSpec::DuckDb(path) => Ok(Box::new(duckdb::DuckDbSource::open_file(path, options)?)),
         SourceSpec::DuckDbMemory => Ok(Box::new(duckdb::DuckDbSource::open_memory(options)?)),
-        SourceSpec::DataFiles { files, .. } => {
-            Ok(Box::new(duckdb::DuckDbSource::open_data_files(files, options)?))
-        }
+        SourceSpec::DataFiles { files, .. } => Ok(Box::new(duckdb::DuckDbSource::open_data_files(
+            files, options,
+        )?)),
     }
 }
 
@@ -223,7 +225,11 @@ impl Guard {
 
 /// Runs `f`; if it is still running after `timeout`, calls `interrupt` once.
 /// Returns `f`'s result and whether the interrupt fired.
-pub(crate) fn watchdog<T>(timeout: Duration, interrupt: impl Fn() + Send + Sync, f: impl FnOnce() -> T) -> (T, bool) {
+pub(crate) fn watchdog<T>(
+    timeout: Duration,
+    interrupt: impl Fn() + Send + Sync,
+    f: impl FnOnce() -> T,
+) -> (T, bool) {
     let fired = AtomicBool::new(false);
     let (done, wait) = mpsc::channel::<()>();
     let result = std::thread::scope(|scope| {
@@ -275,10 +281,14 @@ mod tests {
     fn cancel_maps_engine_error() {
         let guard = Guard::new();
         let handle = guard.handle(|| {});
-        let r: Result<(), ExecError> = guard.run(Duration::from_secs(5), || {}, || {
-            handle.cancel();
-            Err(ExecError::Engine("interrupted".into()))
-        });
+        let r: Result<(), ExecError> = guard.run(
+            Duration::from_secs(5),
+            || {},
+            || {
+                handle.cancel();
+                Err(ExecError::Engine("interrupted".into()))
+            },
+        );
         assert!(matches!(r, Err(ExecError::Cancelled)), "{r:?}");
     }
 }

@@ -19,10 +19,7 @@ pub enum SourceSpec {
     /// An empty in-memory DuckDB database (`duckdb://:memory:`).
     DuckDbMemory,
     /// One data file, or a folder of them, each served as a table by DuckDB.
-    DataFiles {
-        root: PathBuf,
-        files: Vec<DataFile>,
-    },
+    DataFiles { root: PathBuf, files: Vec<DataFile> },
 }
 
 /// One CSV/TSV/Parquet/JSON file and the table name it is served under.
@@ -79,9 +76,8 @@ pub fn resolve(arg: &str, saved: &SavedSources) -> Result<Resolved, SourceError>
         });
     }
     if let Some(entry) = saved.get(arg) {
-        let inner = resolve_location(&entry.url).map_err(|e| {
-            SourceError(format!("saved source '{arg}' ({}): {}", entry.url, e.0))
-        })?;
+        let inner = resolve_location(&entry.url)
+            .map_err(|e| SourceError(format!("saved source '{arg}' ({}): {}", entry.url, e.0)))?;
         return Ok(Resolved {
             spec: inner,
             label: arg.to_string(),
@@ -302,7 +298,11 @@ mod tests {
     #[test]
     fn extensions_pick_engines() {
         let dir = tempfile::tempdir().unwrap();
-        for (name, want) in [("a.db", "sqlite"), ("b.sqlite3", "sqlite"), ("c.duckdb", "duckdb")] {
+        for (name, want) in [
+            ("a.db", "sqlite"),
+            ("b.sqlite3", "sqlite"),
+            ("c.duckdb", "duckdb"),
+        ] {
             let p = dir.path().join(name);
             fs::write(&p, b"").unwrap();
             let r = resolve(p.to_str().unwrap(), &none()).unwrap();
@@ -349,7 +349,10 @@ mod tests {
     #[test]
     fn missing_path_says_so() {
         let e = resolve("./missing.db", &none()).unwrap_err();
-        assert!(e.0.contains("cannot open ./missing.db: no such file or folder"), "{e}");
+        assert!(
+            e.0.contains("cannot open ./missing.db: no such file or folder"),
+            "{e}"
+        );
     }
 
     #[test]

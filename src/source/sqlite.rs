@@ -16,27 +16,18 @@ use super::{
     watchdog, CancelHandle, Column, DataSource, EngineKind, ExecError, Guard, OpenOptions,
     QueryStats, RowSink, SourceError, Value,
 };
-use crate::safety::{Access, CheckedSql};
-use crate::schema::{is_text_type, Catalog, ColumnInfo, ForeignKey, Table, TableKind};
+use crate::safety::{pragma_only_reads, Access, CheckedSql};
+use crate::schema::{
+    offer_sample, sample_targets, Catalog, ColumnInfo, ForeignKey, Table, TableKind, SAMPLE_ROWS,
+};
 
 /// Functions that never run, whatever the mode: they load code or touch files.
-const DENIED_FUNCTIONS: &[&str] = &["load_extension", "fts3_tokenizer", "readfile", "writefile", "edit"];
-
-/// Pragmas the read-only authorizer lets through (introspection only).
-const READ_PRAGMAS: &[&str] = &[
-    "table_info",
-    "table_xinfo",
-    "table_list",
-    "index_list",
-    "index_info",
-    "index_xinfo",
-    "foreign_key_list",
-    "database_list",
-    "collation_list",
-    "function_list",
-    "pragma_list",
-    "module_list",
-    "compile_options",
+const DENIED_FUNCTIONS: &[&str] = &[
+    "load_extension",
+    "fts3_tokenizer",
+    "readfile",
+    "writefile",
+    "edit",
 ];
 
 /// How long introspection may spend on sample values.
@@ -62,9 +53,12 @@ impl SqliteSource {
         };
         let mut conn = Connection::open_with_flags(path, flags).map_err(fail)?;
         // Reading the schema proves this is a SQLite database at all.
-        conn.query_row("SELECT count(*) FROM sqlite_schema", [], |r| r.get::<_, i64>(0))
+        conn.query_row("SELECT count(*) FROM sqlite_schema", [], |r| {
+            r.get::<_, i64>(0)
+        })
+        .map_err(fail)?;
+        conn.set_limit(Limit::SQLITE_LIMIT_ATTACHED, 0)
             .map_err(fail)?;
-        conn.set_limit(Limit::SQLITE_LIMIT_ATTACHED, 0).map_err(fail)?;
         conn.busy_timeout(Duration::from_secs(5)).map_err(fail)?;
         if options.allow_write {
             conn.authorizer(Some(write_policy)).map_err(fail)?;
@@ -85,7 +79,10 @@ impl SqliteSource {
             .columns()
             .map(|c| Column::new(c.name(), c.decl_type().unwrap_or("")))
             .collect();
-        let hints: Vec<Hint> = columns.iter().map(|c| Hint::from_decl(&c.type_name)).collect();
+        let hints: Vec<Hint> = columns
+            .iter()
+            .map(|c| Hint::from_decl(&c.type_name))
+            .collect();
         sink.columns(&columns)?;
         if columns.is_empty() {
             stmt.raw_execute().map_err(engine_error)?;
@@ -116,15 +113,18 @@ impl DataSource for SqliteSource {
     }
 
     fn introspect(&self) -> Result<Catalog, SourceError> {
-        introspect(&self.conn).map_err(|e| SourceError(format!("cannot read the SQLite schema: {e}")))
+        introspect(&self.conn)
+            .map_err(|e| SourceError(format!("cannot read the SQLite schema: {e}")))
     }
 
     fn execute(&self, sql: &CheckedSql, sink: &mut dyn RowSink) -> Result<QueryStats, ExecError> {
         let started = Instant::now();
         let interrupt = self.conn.get_interrupt_handle();
-        let rows = self
-            .guard
-            .run(self.options.timeout, move || interrupt.interrupt(), || self.stream(sql, sink))?;
+        let rows = self.guard.run(
+            self.options.timeout,
+            move || interrupt.interrupt(),
+            || self.stream(sql, sink),
+        )?;
         Ok(QueryStats {
             rows,
             elapsed: started.elapsed(),
@@ -140,13 +140,14 @@ impl DataSource for SqliteSource {
 
 fn read_only_policy(ctx: AuthContext<'_>) -> Authorization {
     match ctx.action {
-        AuthAction::Select | AuthAction::Read { .. } | AuthAction::Recursive => Authorization::Allow,
-        AuthAction::Function { function_name } => allow_function(function_name),
-        AuthAction::Pragma { pragma_name, .. }
-            if READ_PRAGMAS.contains(&pragma_name.to_ascii_lowercase().as_str()) =>
-        {
+        AuthAction::Select | AuthAction::Read { .. } | AuthAction::Recursive => {
             Authorization::Allow
         }
+        AuthAction::Function { function_name } => allow_function(function_name),
+        AuthAction::Pragma {
+            pragma_name,
+            pragma_value,
+        } if pragma_only_reads(pragma_name, pragma_value.is_some()) => Authorization::Allow,
         _ => Authorization::Deny,
     }
 }
@@ -231,9 +232,13 @@ fn convert(v: ValueRef<'_>, hint: Hint) -> Value {
 }
 
 fn parse_timestamp(text: &str) -> Option<NaiveDateTime> {
-    ["%Y-%m-%d %H:%M:%S%.f", "%Y-%m-%dT%H:%M:%S%.f", "%Y-%m-%d %H:%M"]
-        .iter()
-        .find_map(|f| NaiveDateTime::parse_from_str(text, f).ok())
+    [
+        "%Y-%m-%d %H:%M:%S%.f",
+        "%Y-%m-%dT%H:%M:%S%.f",
+        "%Y-%m-%d %H:%M",
+    ]
+    .iter()
+    .find_map(|f| NaiveDateTime::parse_from_str(text, f).ok())
 }
 
 /// Reads the catalog in one query per kind of fact: columns, foreign keys,
@@ -254,7 +259,11 @@ fn introspect(conn: &Connection) -> rusqlite::Result<Catalog> {
             let kind: String = r.get(1)?;
             tables.push(Table {
                 name,
-                kind: if kind == "view" { TableKind::View } else { TableKind::Table },
+                kind: if kind == "view" {
+                    TableKind::View
+                } else {
+                    TableKind::Table
+                },
                 ..Table::default()
             });
         }
@@ -270,9 +279,13 @@ fn introspect(conn: &Connection) -> rusqlite::Result<Catalog> {
         }
     }
     drop(rows);
+    let started = Instant::now();
     foreign_keys(conn, &mut tables)?;
+    tracing::debug!(elapsed = ?started.elapsed(), tables = tables.len(), "columns and foreign keys read");
     row_estimates(conn, &mut tables)?;
+    tracing::debug!(elapsed = ?started.elapsed(), "row estimates read");
     samples(conn, &mut tables);
+    tracing::debug!(elapsed = ?started.elapsed(), "samples read");
     Ok(Catalog {
         engine: format!("SQLite {version}"),
         tables,
@@ -294,7 +307,9 @@ fn foreign_keys(conn: &Connection, tables: &mut [Table]) -> rusqlite::Result<()>
     while let Some(r) = rows.next()? {
         let table: String = r.get(0)?;
         let id: i64 = r.get(1)?;
-        let Some(ti) = table_index(tables, &table) else { continue };
+        let Some(ti) = table_index(tables, &table) else {
+            continue;
+        };
         let to: Option<String> = r.get(4)?;
         let from: String = r.get(3)?;
         let fks = &mut tables[ti].foreign_keys;
@@ -324,7 +339,8 @@ fn row_estimates(conn: &Connection, tables: &mut [Table]) -> rusqlite::Result<()
         |r| r.get::<_, i64>(0).map(|n| n > 0),
     )?;
     if has_stat {
-        let mut stmt = conn.prepare("SELECT tbl, max(CAST(stat AS INTEGER)) FROM sqlite_stat1 GROUP BY tbl")?;
+        let mut stmt =
+            conn.prepare("SELECT tbl, max(CAST(stat AS INTEGER)) FROM sqlite_stat1 GROUP BY tbl")?;
         let mut rows = stmt.query([])?;
         while let Some(r) = rows.next()? {
             let name: String = r.get(0)?;
@@ -350,7 +366,13 @@ fn row_estimates(conn: &Connection, tables: &mut [Table]) -> rusqlite::Result<()
     for chunk in rowid_tables.chunks(COMPOUND_CHUNK) {
         let sql = chunk
             .iter()
-            .map(|t| format!("SELECT {}, (SELECT max(rowid) FROM {})", quote_str(t), quote_ident(t)))
+            .map(|t| {
+                format!(
+                    "SELECT {}, (SELECT max(rowid) FROM {})",
+                    quote_str(t),
+                    quote_ident(t)
+                )
+            })
             .collect::<Vec<_>>()
             .join(" UNION ALL ");
         let mut stmt = conn.prepare(&sql)?;
@@ -366,60 +388,59 @@ fn row_estimates(conn: &Connection, tables: &mut [Table]) -> rusqlite::Result<()
     Ok(())
 }
 
-/// Up to three distinct short values for each text column of each table,
-/// looking only at the first rows and stopping when the budget runs out.
+/// Sample values for the text columns of every table: the first rows of
+/// each, read in compound queries and filtered by [`offer_sample`], until
+/// the time budget runs out.
 fn samples(conn: &Connection, tables: &mut [Table]) {
-    let targets: Vec<(usize, usize)> = tables
-        .iter()
-        .enumerate()
-        .filter(|(_, t)| t.kind == TableKind::Table)
-        .flat_map(|(ti, t)| {
-            t.columns
-                .iter()
-                .enumerate()
-                .filter(|(_, c)| is_text_type(&c.type_name) && !c.primary_key)
-                .map(move |(ci, _)| (ti, ci))
-        })
-        .collect();
-    let deadline = Instant::now() + SAMPLE_BUDGET;
+    let targets = sample_targets(tables, false);
     let interrupt = conn.get_interrupt_handle();
-    let mut hits: Vec<(usize, usize, String)> = Vec::new();
-    let tables_ref: &[Table] = tables;
-    watchdog(SAMPLE_BUDGET, move || interrupt.interrupt(), || {
-    for chunk in targets.chunks(COMPOUND_CHUNK) {
-        if Instant::now() > deadline {
-            break;
-        }
-        let sql = chunk
+    let deadline = Instant::now() + SAMPLE_BUDGET;
+    let mut hits: Vec<(usize, String)> = Vec::new();
+    let sql_for = |chunk: &[(usize, usize)]| {
+        chunk
             .iter()
             .enumerate()
             .map(|(k, (ti, ci))| {
-                let t = quote_ident(&tables_ref[*ti].name);
-                let c = quote_ident(&tables_ref[*ti].columns[*ci].name);
-                format!(
-                    "SELECT {k}, v FROM (SELECT DISTINCT v FROM (SELECT {c} AS v FROM {t} LIMIT 200) \
-                     WHERE typeof(v) = 'text' AND length(v) BETWEEN 1 AND 32 LIMIT 3)"
-                )
+                let t = quote_ident(&tables[*ti].name);
+                let c = quote_ident(&tables[*ti].columns[*ci].name);
+                format!("SELECT {k}, v FROM (SELECT {c} AS v FROM {t} LIMIT {SAMPLE_ROWS})")
             })
             .collect::<Vec<_>>()
-            .join(" UNION ALL ");
-        let result: rusqlite::Result<()> = (|| {
-            let mut stmt = conn.prepare(&sql)?;
-            let mut rows = stmt.query([])?;
-            while let Some(r) = rows.next()? {
-                let k: usize = r.get::<_, i64>(0)? as usize;
-                let (ti, ci) = chunk[k];
-                hits.push((ti, ci, r.get(1)?));
+            .join(" UNION ALL ")
+    };
+    let chunks: Vec<(usize, String)> = targets
+        .chunks(COMPOUND_CHUNK)
+        .enumerate()
+        .map(|(i, chunk)| (i * COMPOUND_CHUNK, sql_for(chunk)))
+        .collect();
+    watchdog(
+        SAMPLE_BUDGET,
+        move || interrupt.interrupt(),
+        || {
+            for (offset, sql) in &chunks {
+                if Instant::now() > deadline {
+                    break;
+                }
+                let read: rusqlite::Result<()> = (|| {
+                    let mut stmt = conn.prepare(sql)?;
+                    let mut rows = stmt.query([])?;
+                    while let Some(r) = rows.next()? {
+                        if let ValueRef::Text(v) = r.get_ref(1)? {
+                            let k = r.get::<_, i64>(0)? as usize;
+                            hits.push((offset + k, String::from_utf8_lossy(v).into_owned()));
+                        }
+                    }
+                    Ok(())
+                })();
+                if read.is_err() {
+                    break;
+                }
             }
-            Ok(())
-        })();
-        if result.is_err() {
-            break;
-        }
-    }
-    });
-    for (ti, ci, v) in hits {
-        tables[ti].columns[ci].samples.push(v);
+        },
+    );
+    for (k, v) in hits {
+        let (ti, ci) = targets[k];
+        offer_sample(&mut tables[ti].columns[ci], &v);
     }
 }
 
@@ -474,7 +495,10 @@ mod tests {
         let rows = run(&src, "SELECT c.id, c.name, c.vip, c.born, o.at, o.amount FROM c LEFT JOIN o ON o.c_id = c.id ORDER BY c.id").unwrap();
         assert_eq!(rows[0][0], Value::Int(1));
         assert_eq!(rows[0][2], Value::Bool(true));
-        assert_eq!(rows[0][3], Value::Date(NaiveDate::from_ymd_opt(1990, 5, 1).unwrap()));
+        assert_eq!(
+            rows[0][3],
+            Value::Date(NaiveDate::from_ymd_opt(1990, 5, 1).unwrap())
+        );
         assert_eq!(rows[0][4].to_text(), "2024-01-02 03:04:05");
         assert_eq!(rows[0][5], Value::Float(9.5));
         assert_eq!(rows[1][3], Value::Null);
@@ -552,6 +576,9 @@ mod tests {
         let src = SqliteSource::open(&fixture(dir.path()), opts).unwrap();
         run(&src, "DELETE FROM o").unwrap();
         assert!(run(&src, "ATTACH DATABASE 'x.db' AS x").is_err());
-        assert_eq!(run(&src, "SELECT count(*) FROM o").unwrap(), [[Value::Int(0)]]);
+        assert_eq!(
+            run(&src, "SELECT count(*) FROM o").unwrap(),
+            [[Value::Int(0)]]
+        );
     }
 }

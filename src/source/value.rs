@@ -133,7 +133,10 @@ mod tests {
         assert_eq!(Value::Null.to_text(), "");
         assert_eq!(Value::Bool(true).to_text(), "true");
         assert_eq!(Value::Int(-42).to_text(), "-42");
-        assert_eq!(Value::BigInt(170141183460469231731687303715884105727).to_text(), "170141183460469231731687303715884105727");
+        assert_eq!(
+            Value::BigInt(170141183460469231731687303715884105727).to_text(),
+            "170141183460469231731687303715884105727"
+        );
         assert_eq!(Value::Float(0.1).to_text(), "0.1");
         assert_eq!(Value::Float(3.0).to_text(), "3");
         assert_eq!(Value::Float(f64::NAN).to_text(), "NaN");
@@ -143,7 +146,10 @@ mod tests {
         assert_eq!(Value::Date(d).to_text(), "2024-02-29");
         let ts = d.and_hms_opt(13, 5, 9).unwrap();
         assert_eq!(Value::Timestamp(ts).to_text(), "2024-02-29 13:05:09");
-        assert_eq!(Value::TimestampTz(ts.and_utc()).to_text(), "2024-02-29T13:05:09Z");
+        assert_eq!(
+            Value::TimestampTz(ts.and_utc()).to_text(),
+            "2024-02-29T13:05:09Z"
+        );
     }
 
     #[test]

@@ -69,7 +69,8 @@ impl Sandbox {
     pub fn shop_duckdb(&self) -> PathBuf {
         let path = self.path().join("shop.duckdb");
         let conn = duckdb::Connection::open(&path).expect("duckdb");
-        conn.execute_batch(&shop_sql("VARCHAR")).expect("shop schema");
+        conn.execute_batch(&shop_sql("VARCHAR"))
+            .expect("shop schema");
         drop(conn);
         path
     }

@@ -1,0 +1,77 @@
+#!/usr/bin/env bash
+# aiq benchmarks (README "Performance"). Timing goals live here, never in tests.
+#
+#   bash benches/run.sh [AIQ_BINARY]      # default: target/release/aiq
+#
+# Needs: sqlite3 and hyperfine (Debian: apt-get install sqlite3 hyperfine time).
+# Builds its data in a temp dir and prints a Markdown summary:
+#   1. export 1,000,000 rows to CSV: aiq vs the sqlite3 shell on the same
+#      file, same run (goal: aiq <= 1.5x sqlite3's wall time, peak RSS <= 64 MB);
+#   2. `aiq schema` on a 2,000-table SQLite file (goal: < 300 ms).
+set -euo pipefail
+
+root="$(cd "$(dirname "$0")/.." && pwd)"
+aiq="${1:-$root/target/release/aiq}"
+[ -x "$aiq" ] || { echo "no aiq binary at $aiq (cargo build --release first)" >&2; exit 2; }
+for tool in sqlite3 hyperfine /usr/bin/time; do
+  command -v "$tool" >/dev/null || { echo "missing $tool (apt-get install sqlite3 hyperfine time)" >&2; exit 2; }
+done
+
+work="$(mktemp -d)"
+trap 'rm -rf "$work"' EXIT
+export AIQ_HOME="$work/home"
+
+echo "building data in $work …" >&2
+sqlite3 "$work/rows.db" <<'SQL'
+CREATE TABLE events (id INTEGER PRIMARY KEY, customer TEXT NOT NULL, amount REAL NOT NULL,
+                     country TEXT NOT NULL, created_at TEXT NOT NULL, note TEXT);
+WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < 1000000)
+INSERT INTO events
+SELECT i, 'customer-' || (i % 9973), round((i % 100000) / 7.0, 2),
+       substr('USDEGBFRNLSEESITCAJP', 1 + 2 * (i % 10), 2),
+       datetime(1700000000 + i * 37, 'unixepoch'),
+       CASE WHEN i % 5 = 0 THEN NULL ELSE 'note, with "quotes" ' || i END
+FROM n;
+SQL
+
+python3 - "$work/schema.db" <<'PY'
+import sqlite3, sys
+con = sqlite3.connect(sys.argv[1])
+cur = con.cursor()
+cur.execute("BEGIN")
+for t in range(2000):
+    ref = f", parent_id INTEGER REFERENCES t{t-1:04d}(id)" if t else ""
+    cur.execute(f"CREATE TABLE t{t:04d} (id INTEGER PRIMARY KEY, name TEXT NOT NULL, status TEXT, "
+                f"amount REAL, created_at TEXT{ref})")
+    cur.executemany(f"INSERT INTO t{t:04d} (id, name, status, amount, created_at) VALUES (?, ?, ?, ?, ?)",
+                    [(i, f"name {i}", ("open", "closed", "void")[i % 3], i * 1.5, "2024-01-01") for i in range(1, 21)])
+con.commit()
+PY
+
+result() { python3 -c 'import json,sys; d=json.load(open(sys.argv[1]))["results"]; print(" ".join("%.0f" % (r["median"] * 1000) for r in d))' "$1"; }
+
+echo "1. export 1,000,000 rows to CSV" >&2
+hyperfine --warmup 1 --runs 5 --export-json "$work/export.json" \
+  -n sqlite3 "sqlite3 -csv -header '$work/rows.db' 'SELECT * FROM events' > /dev/null" \
+  -n aiq "'$aiq' '$work/rows.db' -e 'SELECT * FROM events' -f csv > /dev/null" >&2
+read -r t_sqlite t_aiq <<<"$(result "$work/export.json")"
+rss_aiq=$( { /usr/bin/time -f '%M' "$aiq" "$work/rows.db" -e 'SELECT * FROM events' -f csv > /dev/null; } 2>&1 | tail -1)
+rss_sqlite=$( { /usr/bin/time -f '%M' sqlite3 -csv -header "$work/rows.db" 'SELECT * FROM events' > /dev/null; } 2>&1 | tail -1)
+# Same output, byte for byte, apart from float formatting choices: compare row counts.
+rows_aiq=$("$aiq" "$work/rows.db" -e 'SELECT * FROM events' -f csv | wc -l)
+
+echo "2. schema introspection, 2,000 tables" >&2
+hyperfine --warmup 2 --runs 10 --export-json "$work/schema.json" \
+  -n "aiq schema" "'$aiq' schema '$work/schema.db' > /dev/null" >&2
+read -r t_schema <<<"$(result "$work/schema.json")"
+schema_bytes=$("$aiq" schema "$work/schema.db" | wc -c)
+
+ratio=$(python3 -c "print(f'{$t_aiq/$t_sqlite:.2f}')")
+cat <<EOF
+
+| benchmark | result | goal |
+|---|---|---|
+| 1M rows to CSV, sqlite3 shell (median) | ${t_sqlite} ms, peak RSS $((rss_sqlite / 1024)) MB | — |
+| 1M rows to CSV, aiq (median) | ${t_aiq} ms (${ratio}× sqlite3), peak RSS $((rss_aiq / 1024)) MB, $((rows_aiq - 1)) rows | ≤ 1.5×, ≤ 64 MB |
+| \`aiq schema\`, 2,000 tables (median) | ${t_schema} ms (${schema_bytes} bytes of schema) | < 300 ms |
+EOF

@@ -123,38 +123,35 @@ fn every_format_on_sqlite() {
 fn every_format_on_duckdb_and_files() {
     let sb = Sandbox::new();
     let sql = "SELECT status, count(*) AS n FROM orders GROUP BY status ORDER BY n DESC, status";
-    let expected_csv = "status,n\ndelivered,4\ncancelled,1\nshipped,1\n";
+    let cases = [
+        ("csv", "status,n\ndelivered,4\ncancelled,1\nshipped,1\n"),
+        ("tsv", "status\tn\ndelivered\t4\ncancelled\t1\nshipped\t1\n"),
+        (
+            "jsonl",
+            "{\"status\":\"delivered\",\"n\":4}\n{\"status\":\"cancelled\",\"n\":1}\n{\"status\":\"shipped\",\"n\":1}\n",
+        ),
+        (
+            "json",
+            "[\n{\"status\":\"delivered\",\"n\":4},\n{\"status\":\"cancelled\",\"n\":1},\n{\"status\":\"shipped\",\"n\":1}\n]\n",
+        ),
+        (
+            "markdown",
+            "| status | n |\n| --- | ---: |\n| delivered | 4 |\n| cancelled | 1 |\n| shipped | 1 |\n",
+        ),
+        (
+            "table",
+            "╭───────────┬───╮\n│ status    ┆ n │\n╞═══════════╪═══╡\n│ delivered ┆ 4 │\n│ cancelled ┆ 1 │\n│ shipped   ┆ 1 │\n╰───────────┴───╯\n",
+        ),
+    ];
     for src in [sb.shop_duckdb(), sb.shop_csv()] {
-        sb.aiq()
-            .arg(&src)
-            .args(["-e", sql, "-f", "csv"])
-            .assert()
-            .success()
-            .stdout(expected_csv);
-        sb.aiq()
-            .arg(&src)
-            .args(["-e", sql, "-f", "jsonl"])
-            .assert()
-            .success()
-            .stdout("{\"status\":\"delivered\",\"n\":4}\n{\"status\":\"cancelled\",\"n\":1}\n{\"status\":\"shipped\",\"n\":1}\n");
-        sb.aiq()
-            .arg(&src)
-            .args(["-e", sql, "-f", "markdown"])
-            .assert()
-            .success()
-            .stdout("| status | n |\n| --- | ---: |\n| delivered | 4 |\n| cancelled | 1 |\n| shipped | 1 |\n");
-        sb.aiq()
-            .arg(&src)
-            .args(["-e", sql, "-f", "tsv"])
-            .assert()
-            .success()
-            .stdout("status\tn\ndelivered\t4\ncancelled\t1\nshipped\t1\n");
-        sb.aiq()
-            .arg(&src)
-            .args(["-e", sql, "-f", "table"])
-            .assert()
-            .success()
-            .stdout(predicate::str::contains("│ delivered ┆ 4 │"));
+        for (format, expected) in cases {
+            sb.aiq()
+                .arg(&src)
+                .args(["-e", sql, "-f", format])
+                .assert()
+                .success()
+                .stdout(expected);
+        }
     }
 }
 
@@ -411,7 +408,12 @@ fn exit_codes_and_messages() {
         .args(["-e", "DROP TABLE orders"])
         .assert()
         .code(5);
-    sb.aiq().arg(&db).arg("schema").assert().code(2).stderr(predicate::str::contains("aiq schema SOURCE"));
+    sb.aiq()
+        .arg(&db)
+        .arg("schema")
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains("aiq schema SOURCE"));
     // Global flags go anywhere.
     sb.aiq().args(["-v", "schema"]).arg(&db).assert().success();
     // No panic text, ever.

@@ -103,8 +103,13 @@ pub fn renderer<'a>(
 ) -> Box<dyn Renderer + 'a> {
     let limit = Limit::new(options.max_rows);
     match format {
-        Format::Table => Box::new(table::TableRenderer::new(out, options, limit)),
-        Format::Markdown => Box::new(markdown::MarkdownRenderer::new(out, limit)),
+        Format::Table | Format::Markdown => Box::new(GridRenderer {
+            out,
+            format,
+            options,
+            grid: Grid::new(),
+            limit,
+        }),
         Format::Csv => Box::new(delimited::CsvRenderer::new(out, limit)),
         Format::Tsv => Box::new(delimited::TsvRenderer::new(out, limit)),
         Format::Json => Box::new(json::JsonRenderer::new(out, limit, false)),
@@ -142,9 +147,61 @@ impl Limit {
 }
 
 /// The line shown under a truncated `table`/`markdown` result.
-pub(crate) fn more_rows_line(hidden: u64) -> String {
+fn more_rows_line(hidden: u64) -> String {
     let noun = if hidden == 1 { "row" } else { "rows" };
     format!("… {hidden} more {noun} (use --max-rows to show more)")
+}
+
+/// `table` and `markdown`: they need every shown row (for column widths and
+/// alignment) before drawing, so they keep at most `max_rows` rows and count
+/// the rest, then draw once in `finish`.
+struct GridRenderer<'a> {
+    out: &'a mut dyn Write,
+    format: Format,
+    options: RenderOptions,
+    grid: Grid,
+    limit: Limit,
+}
+
+impl RowSink for GridRenderer<'_> {
+    fn columns(&mut self, columns: &[Column]) -> io::Result<()> {
+        self.grid.set_columns(columns);
+        Ok(())
+    }
+
+    fn row(&mut self, row: &[Value]) -> io::Result<()> {
+        if self.limit.admit() {
+            self.grid.push(row);
+        }
+        Ok(())
+    }
+}
+
+impl Renderer for GridRenderer<'_> {
+    fn finish(&mut self) -> io::Result<()> {
+        if self.grid.columns.is_empty() {
+            return Ok(());
+        }
+        let mut text = match self.format {
+            Format::Markdown => markdown::draw(&self.grid),
+            _ => table::draw(&self.grid, &self.options),
+        };
+        text.push('\n');
+        let hidden = self.limit.hidden();
+        if hidden > 0 {
+            if self.format == Format::Markdown {
+                text.push('\n');
+            }
+            text.push_str(&more_rows_line(hidden));
+            text.push('\n');
+        }
+        self.out.write_all(text.as_bytes())?;
+        self.out.flush()
+    }
+
+    fn hidden(&self) -> u64 {
+        self.limit.hidden()
+    }
 }
 
 /// Buffered cells for the formats that need all shown rows before printing.

@@ -8,7 +8,6 @@
 //! the configuration is locked so no statement can undo any of it.
 
 use std::path::Path;
-use std::time::Instant;
 
 use chrono::{DateTime, NaiveDate, NaiveTime};
 use duckdb::core::LogicalTypeId;
@@ -21,7 +20,7 @@ use super::{
     watchdog, CancelHandle, Column, DataFileKind, DataSource, EngineKind, ExecError, Guard,
     OpenOptions, QueryStats, RowSink, SourceError, Value,
 };
-use crate::safety::{Access, CheckedSql};
+use crate::safety::CheckedSql;
 use crate::schema::{
     offer_sample, sample_targets, Catalog, ColumnInfo, ForeignKey, Table, TableKind, SAMPLE_ROWS,
 };
@@ -151,21 +150,15 @@ impl DuckDbSource {
         }
         sink.columns(&columns)?;
         let mut rows = stmt.raw_query();
-        let mut buf: Vec<Value> = Vec::with_capacity(count);
-        let mut n: u64 = 0;
-        while let Some(row) = rows.next().map_err(engine_error)? {
-            buf.clear();
+        self.guard.pump(count, sink, |buf| {
+            let Some(row) = rows.next().map_err(engine_error)? else {
+                return Ok(false);
+            };
             for (i, kind) in kinds.iter().enumerate() {
-                let v = row.get_ref(i).map_err(engine_error)?;
-                buf.push(convert(v, *kind));
+                buf.push(convert(row.get_ref(i).map_err(engine_error)?, *kind));
             }
-            sink.row(&buf)?;
-            n += 1;
-            if n % 4096 == 0 && self.guard.is_cancelled() {
-                return Err(ExecError::Cancelled);
-            }
-        }
-        Ok(n)
+            Ok(true)
+        })
     }
 }
 
@@ -182,18 +175,13 @@ impl DataSource for DuckDbSource {
     }
 
     fn execute(&self, sql: &CheckedSql, sink: &mut dyn RowSink) -> Result<QueryStats, ExecError> {
-        let started = Instant::now();
         let interrupt = self.conn.interrupt_handle();
-        let rows = self.guard.run(
+        self.guard.execute(
+            sql,
             self.options.timeout,
             move || interrupt.interrupt(),
             || self.stream(sql, sink),
-        )?;
-        Ok(QueryStats {
-            rows,
-            elapsed: started.elapsed(),
-            changed: sql.access() == Access::Write,
-        })
+        )
     }
 
     fn cancel_handle(&self) -> CancelHandle {
@@ -440,13 +428,7 @@ fn introspect(conn: &Connection, sample_views: bool) -> duckdb::Result<Catalog> 
     )?;
     let mut rows = stmt.query([])?;
     while let Some(r) = rows.next()? {
-        let schema: String = r.get(0)?;
-        let table: String = r.get(1)?;
-        let name = if schema == "main" {
-            table
-        } else {
-            format!("{schema}.{table}")
-        };
+        let name = qualified(r.get(0)?, r.get(1)?);
         if tables.last().map(|t| t.name != name).unwrap_or(true) {
             let is_view: bool = r.get(6)?;
             tables.push(Table {
@@ -489,13 +471,7 @@ fn constraints(conn: &Connection, tables: &mut [Table]) -> duckdb::Result<()> {
     )?;
     let mut rows = stmt.query([])?;
     while let Some(r) = rows.next()? {
-        let schema: String = r.get(0)?;
-        let table: String = r.get(1)?;
-        let name = if schema == "main" {
-            table
-        } else {
-            format!("{schema}.{table}")
-        };
+        let name = qualified(r.get(0)?, r.get(1)?);
         let Some(t) = tables.iter_mut().find(|t| t.name == name) else {
             continue;
         };
@@ -572,6 +548,15 @@ fn samples(conn: &Connection, tables: &mut [Table], sample_views: bool) {
                 offer_sample(&mut tables[*ti].columns[*ci], &v);
             }
         }
+    }
+}
+
+/// Tables outside the `main` schema are named `schema.table`.
+fn qualified(schema: String, table: String) -> String {
+    if schema == "main" {
+        table
+    } else {
+        format!("{schema}.{table}")
     }
 }
 

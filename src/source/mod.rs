@@ -195,9 +195,45 @@ impl Guard {
         })
     }
 
-    /// True once the statement has been cancelled.
-    pub(crate) fn is_cancelled(&self) -> bool {
-        self.cancelled.load(Ordering::Relaxed)
+    /// Streams rows into `sink`: `next_row` fills the buffer with one row
+    /// and returns false at the end. Checks for a cancel every 4096 rows, so
+    /// rows that are already fetched stop flowing too.
+    pub(crate) fn pump(
+        &self,
+        width: usize,
+        sink: &mut dyn RowSink,
+        mut next_row: impl FnMut(&mut Vec<Value>) -> Result<bool, ExecError>,
+    ) -> Result<u64, ExecError> {
+        let mut buf: Vec<Value> = Vec::with_capacity(width);
+        let mut count: u64 = 0;
+        loop {
+            buf.clear();
+            if !next_row(&mut buf)? {
+                return Ok(count);
+            }
+            sink.row(&buf)?;
+            count += 1;
+            if count.is_multiple_of(4096) && self.cancelled.load(Ordering::Relaxed) {
+                return Err(ExecError::Cancelled);
+            }
+        }
+    }
+
+    /// Runs one statement through [`Guard::run`] and reports its stats.
+    pub(crate) fn execute(
+        &self,
+        sql: &CheckedSql,
+        timeout: Duration,
+        interrupt: impl Fn() + Send + Sync,
+        stream: impl FnOnce() -> Result<u64, ExecError>,
+    ) -> Result<QueryStats, ExecError> {
+        let started = Instant::now();
+        let rows = self.run(timeout, interrupt, stream)?;
+        Ok(QueryStats {
+            rows,
+            elapsed: started.elapsed(),
+            changed: sql.access() == crate::safety::Access::Write,
+        })
     }
 
     /// Runs `f` with a watchdog that calls `interrupt` once `timeout` passes,
@@ -209,15 +245,17 @@ impl Guard {
         interrupt: impl Fn() + Send + Sync,
         f: impl FnOnce() -> Result<T, ExecError>,
     ) -> Result<T, ExecError> {
-        self.cancelled.store(false, Ordering::SeqCst);
         let started = Instant::now();
         let (result, timed_out) = watchdog(timeout, interrupt, f);
+        // Reset afterwards, not before: a Ctrl-C that lands just before the
+        // statement starts must still cancel it.
+        let cancelled = self.cancelled.swap(false, Ordering::SeqCst);
         if timed_out && result.is_err() {
             tracing::debug!(elapsed = ?started.elapsed(), "statement timed out");
             return Err(ExecError::Timeout(timeout));
         }
         match result {
-            Err(ExecError::Engine(_)) if self.is_cancelled() => Err(ExecError::Cancelled),
+            Err(ExecError::Engine(_)) if cancelled => Err(ExecError::Cancelled),
             other => other,
         }
     }

@@ -16,7 +16,7 @@ use super::{
     watchdog, CancelHandle, Column, DataSource, EngineKind, ExecError, Guard, OpenOptions,
     QueryStats, RowSink, SourceError, Value,
 };
-use crate::safety::{pragma_only_reads, Access, CheckedSql};
+use crate::safety::{pragma_only_reads, CheckedSql};
 use crate::schema::{
     offer_sample, sample_targets, Catalog, ColumnInfo, ForeignKey, Table, TableKind, SAMPLE_ROWS,
 };
@@ -89,21 +89,15 @@ impl SqliteSource {
             return Ok(self.conn.changes());
         }
         let mut rows = stmt.query([]).map_err(engine_error)?;
-        let mut buf: Vec<Value> = Vec::with_capacity(columns.len());
-        let mut count: u64 = 0;
-        while let Some(row) = rows.next().map_err(engine_error)? {
-            buf.clear();
+        self.guard.pump(columns.len(), sink, |buf| {
+            let Some(row) = rows.next().map_err(engine_error)? else {
+                return Ok(false);
+            };
             for (i, hint) in hints.iter().enumerate() {
-                let v = row.get_ref(i).map_err(engine_error)?;
-                buf.push(convert(v, *hint));
+                buf.push(convert(row.get_ref(i).map_err(engine_error)?, *hint));
             }
-            sink.row(&buf)?;
-            count += 1;
-            if count % 4096 == 0 && self.guard.is_cancelled() {
-                return Err(ExecError::Cancelled);
-            }
-        }
-        Ok(count)
+            Ok(true)
+        })
     }
 }
 
@@ -118,18 +112,13 @@ impl DataSource for SqliteSource {
     }
 
     fn execute(&self, sql: &CheckedSql, sink: &mut dyn RowSink) -> Result<QueryStats, ExecError> {
-        let started = Instant::now();
         let interrupt = self.conn.get_interrupt_handle();
-        let rows = self.guard.run(
+        self.guard.execute(
+            sql,
             self.options.timeout,
             move || interrupt.interrupt(),
             || self.stream(sql, sink),
-        )?;
-        Ok(QueryStats {
-            rows,
-            elapsed: started.elapsed(),
-            changed: sql.access() == Access::Write,
-        })
+        )
     }
 
     fn cancel_handle(&self) -> CancelHandle {

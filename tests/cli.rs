@@ -61,10 +61,11 @@ fn json_keeps_types_on_every_engine() {
         .output()
         .unwrap();
     assert_eq!(out.status.code(), Some(0), "{}", stderr_of(&out));
-    // SQLite keeps money as REAL, booleans as declared BOOLEAN 0/1.
+    // SQLite stores DECIMAL(10,2) as integer or real and BOOLEAN as 0/1;
+    // aiq shows them as the declared types say.
     assert_eq!(
         stdout_of(&out),
-        "[\n{\"id\":1,\"name\":\"Ann\",\"vip\":true,\"total\":19.99,\"ordered_at\":\"2024-06-01 10:00:00\"},\n{\"id\":3,\"name\":\"Bob\",\"vip\":false,\"total\":100,\"ordered_at\":\"2024-06-03 09:15:00\"}\n]\n"
+        "[\n{\"id\":1,\"name\":\"Ann\",\"vip\":true,\"total\":19.99,\"ordered_at\":\"2024-06-01 10:00:00\"},\n{\"id\":3,\"name\":\"Bob\",\"vip\":false,\"total\":100.00,\"ordered_at\":\"2024-06-03 09:15:00\"}\n]\n"
     );
     let duck = sb.shop_duckdb();
     let out = sb

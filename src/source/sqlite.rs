@@ -173,6 +173,8 @@ fn engine_error(e: rusqlite::Error) -> ExecError {
 enum Hint {
     Plain,
     Bool,
+    /// `DECIMAL(p,s)`/`NUMERIC(p,s)` with a scale: numbers shown with `s` places.
+    Decimal(usize),
     Date,
     Timestamp,
     Json,
@@ -181,7 +183,9 @@ enum Hint {
 impl Hint {
     fn from_decl(decl: &str) -> Hint {
         let d = decl.to_ascii_uppercase();
-        if d.starts_with("BOOL") {
+        if let Some(scale) = decimal_scale(&d) {
+            Hint::Decimal(scale)
+        } else if d.starts_with("BOOL") {
             Hint::Bool
         } else if d == "DATE" {
             Hint::Date
@@ -195,12 +199,30 @@ impl Hint {
     }
 }
 
+/// The scale of `DECIMAL(p,s)` or `NUMERIC(p,s)`, when it is above zero.
+fn decimal_scale(decl: &str) -> Option<usize> {
+    let rest = decl
+        .strip_prefix("DECIMAL")
+        .or_else(|| decl.strip_prefix("NUMERIC"))?;
+    let inner = rest.trim().strip_prefix('(')?.strip_suffix(')')?;
+    let (_, scale) = inner.split_once(',')?;
+    scale.trim().parse().ok().filter(|s| (1..=18).contains(s))
+}
+
 fn convert(v: ValueRef<'_>, hint: Hint) -> Value {
     match v {
         ValueRef::Null => Value::Null,
         ValueRef::Integer(i) if hint == Hint::Bool => Value::Bool(i != 0),
-        ValueRef::Integer(i) => Value::Int(i),
-        ValueRef::Real(f) => Value::Float(f),
+        // SQLite keeps DECIMAL columns as integers or floats; show them with
+        // their declared scale, as the other engines do.
+        ValueRef::Integer(i) => match hint {
+            Hint::Decimal(scale) => Value::Decimal(format!("{i}.{}", "0".repeat(scale))),
+            _ => Value::Int(i),
+        },
+        ValueRef::Real(f) => match hint {
+            Hint::Decimal(scale) if f.is_finite() => Value::Decimal(format!("{f:.scale$}")),
+            _ => Value::Float(f),
+        },
         ValueRef::Text(bytes) => {
             let text = String::from_utf8_lossy(bytes);
             match hint {
@@ -213,7 +235,7 @@ fn convert(v: ValueRef<'_>, hint: Hint) -> Value {
                     None => Value::Text(text.into_owned()),
                 },
                 Hint::Json => Value::Json(text.into_owned()),
-                Hint::Plain | Hint::Bool => Value::Text(text.into_owned()),
+                Hint::Plain | Hint::Bool | Hint::Decimal(_) => Value::Text(text.into_owned()),
             }
         }
         ValueRef::Blob(b) => Value::Blob(b.to_vec()),
@@ -491,6 +513,27 @@ mod tests {
         assert_eq!(rows[0][4].to_text(), "2024-01-02 03:04:05");
         assert_eq!(rows[0][5], Value::Float(9.5));
         assert_eq!(rows[1][3], Value::Null);
+    }
+
+    #[test]
+    fn declared_decimals_keep_their_scale() {
+        assert_eq!(decimal_scale("DECIMAL(10,2)"), Some(2));
+        assert_eq!(decimal_scale("NUMERIC(8, 3)"), Some(3));
+        assert_eq!(decimal_scale("DECIMAL(10,0)"), None);
+        assert_eq!(decimal_scale("DECIMAL"), None);
+        let h = Hint::from_decl("decimal(10,2)");
+        assert_eq!(
+            convert(ValueRef::Integer(795), h),
+            Value::Decimal("795.00".into())
+        );
+        assert_eq!(
+            convert(ValueRef::Real(19.99), h),
+            Value::Decimal("19.99".into())
+        );
+        assert_eq!(
+            convert(ValueRef::Real(0.5), h),
+            Value::Decimal("0.50".into())
+        );
     }
 
     #[test]

@@ -35,7 +35,7 @@ impl<'a> JsonRenderer<'a> {
             Value::Bool(b) => self.out.write_all(if *b { b"true" } else { b"false" }),
             Value::Int(i) => write!(self.out, "{i}"),
             Value::BigInt(i) => write!(self.out, "{i}"),
-            Value::Float(f) if f.is_finite() => write!(self.out, "{f}"),
+            Value::Float(f) if f.is_finite() => write!(self.out, "{f:?}"),
             Value::Float(_) => self.out.write_all(b"null"),
             Value::Decimal(d) => self.out.write_all(d.as_bytes()),
             Value::Json(j) if serde_json::from_str::<serde::de::IgnoredAny>(j).is_ok() => {

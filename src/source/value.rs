@@ -85,15 +85,15 @@ impl fmt::Display for Value {
     }
 }
 
-/// Floats in their shortest round-trip form; whole numbers keep no `.0`
-/// noise beyond what Rust prints (`3`, `0.1`, `1e300` stays exact).
+/// Floats in their shortest round-trip form, whole numbers with `.0` so a
+/// float still reads as one (`3.0`, `0.1`, `1e300`), as SQLite and DuckDB print them.
 fn write_float(f: f64, out: &mut String) {
     if f.is_nan() {
         out.push_str("NaN");
     } else if f.is_infinite() {
         out.push_str(if f > 0.0 { "Infinity" } else { "-Infinity" });
     } else {
-        let _ = write!(out, "{f}");
+        let _ = write!(out, "{f:?}");
     }
 }
 
@@ -138,7 +138,8 @@ mod tests {
             "170141183460469231731687303715884105727"
         );
         assert_eq!(Value::Float(0.1).to_text(), "0.1");
-        assert_eq!(Value::Float(3.0).to_text(), "3");
+        assert_eq!(Value::Float(3.0).to_text(), "3.0");
+        assert_eq!(Value::Float(1e300).to_text(), "1e300");
         assert_eq!(Value::Float(f64::NAN).to_text(), "NaN");
         assert_eq!(Value::Decimal("12.50".into()).to_text(), "12.50");
         assert_eq!(Value::Blob(vec![0xde, 0xad, 0x01]).to_text(), "\\xdead01");

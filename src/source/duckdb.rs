@@ -20,7 +20,7 @@ use super::{
     watchdog, CancelHandle, Column, DataFileKind, DataSource, EngineKind, ExecError, Guard,
     OpenOptions, QueryStats, RowSink, SourceError, Value,
 };
-use crate::safety::CheckedSql;
+use crate::safety::{Access, CheckedSql};
 use crate::schema::{
     offer_sample, sample_targets, Catalog, ColumnInfo, ForeignKey, Table, TableKind, SAMPLE_ROWS,
 };
@@ -148,8 +148,18 @@ impl DuckDbSource {
             kinds.push(kind);
             columns.push(Column::new(name, type_name));
         }
-        sink.columns(&columns)?;
         let mut rows = stmt.raw_query();
+        if sql.access() == Access::Write && columns.len() == 1 && columns[0].name == "Count" {
+            // DuckDB answers INSERT/UPDATE/DELETE with one "Count" row: the
+            // rows changed, reported like SQLite's, not printed as a result.
+            sink.columns(&[])?;
+            let changed = match rows.next().map_err(engine_error)? {
+                Some(row) => row.get::<_, i64>(0).unwrap_or(0).max(0) as u64,
+                None => 0,
+            };
+            return Ok(changed);
+        }
+        sink.columns(&columns)?;
         self.guard.pump(count, sink, |buf| {
             let Some(row) = rows.next().map_err(engine_error)? else {
                 return Ok(false);

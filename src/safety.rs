@@ -499,9 +499,6 @@ impl Visitor for Walker {
         let last = relation.0.last().and_then(|p| p.as_ident());
         if let Some(ident) = last {
             let name = ident.value.to_ascii_lowercase();
-            if let Some(class) = function_class(&name) {
-                return ControlFlow::Break(class);
-            }
             let file_like = ident.quote_style == Some('\'')
                 || name.contains('/')
                 || name.contains('\\')
@@ -518,18 +515,26 @@ impl Visitor for Walker {
         ControlFlow::Continue(())
     }
 
+    /// Table functions: `FROM read_csv(…)`. A plain `FROM query` is a table.
     fn pre_visit_table_factor(&mut self, factor: &TableFactor) -> ControlFlow<Class> {
-        if let TableFactor::Function { name, .. } = factor {
-            if let Some(class) = function_class(&last_part(name)) {
-                return ControlFlow::Break(class);
-            }
+        let function = match factor {
+            TableFactor::Table {
+                name,
+                args: Some(_),
+                ..
+            } => Some(name),
+            TableFactor::Function { name, .. } => Some(name),
+            _ => None,
+        };
+        match function.and_then(|name| function_class(&last_part(name), true)) {
+            Some(class) => ControlFlow::Break(class),
+            None => ControlFlow::Continue(()),
         }
-        ControlFlow::Continue(())
     }
 
     fn pre_visit_expr(&mut self, expr: &Expr) -> ControlFlow<Class> {
         if let Expr::Function(function) = expr {
-            if let Some(class) = function_class(&last_part(&function.name)) {
+            if let Some(class) = function_class(&last_part(&function.name), false) {
                 return ControlFlow::Break(class);
             }
         }
@@ -537,7 +542,14 @@ impl Visitor for Walker {
     }
 }
 
-fn function_class(name: &str) -> Option<Class> {
+/// Forbidden only as table functions (`FROM glob('*')`): as scalars these
+/// names are harmless (SQLite's `glob(pattern, text)`).
+const TABLE_FUNCTIONS_ONLY: &[&str] = &["glob", "query", "query_table"];
+
+fn function_class(name: &str, in_from: bool) -> Option<Class> {
+    if !in_from && TABLE_FUNCTIONS_ONLY.contains(&name) {
+        return None;
+    }
     if let Some((f, why)) = FORBIDDEN_FUNCTIONS.iter().find(|(f, _)| *f == name) {
         return Some(Class::Forbidden(format!("{f}()"), why));
     }
@@ -715,6 +727,18 @@ mod tests {
         ] {
             let r = verdict(sql, d);
             assert!(matches!(r, Err(Refusal::Forbidden { .. })), "{sql}: {r:?}");
+        }
+    }
+
+    #[test]
+    fn harmless_names_are_not_mistaken_for_file_readers() {
+        for (sql, d) in [
+            ("SELECT * FROM query", Dialect::DuckDb),
+            ("SELECT * FROM glob WHERE read_csv = 1", Dialect::Sqlite),
+            ("SELECT glob('a*', name) FROM t", Dialect::Sqlite),
+            ("SELECT name FROM t WHERE name GLOB 'A*'", Dialect::Sqlite),
+        ] {
+            assert_eq!(verdict(sql, d), Ok(Access::Read), "{sql}");
         }
     }
 

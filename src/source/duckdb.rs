@@ -15,10 +15,9 @@ use duckdb::types::{TimeUnit, Value as DValue, ValueRef};
 use duckdb::{AccessMode, Config, Connection};
 
 use super::spec::DataFile;
-use super::sqlite::{quote_ident, quote_str};
 use super::{
-    watchdog, CancelHandle, Column, DataFileKind, DataSource, EngineKind, ExecError, Guard,
-    OpenOptions, QueryStats, RowSink, SourceError, Value,
+    quote_ident, quote_str, watchdog, CancelHandle, Column, DataFileKind, DataSource, EngineKind,
+    ExecError, Guard, OpenOptions, QueryStats, RowSink, SourceError, Value,
 };
 use crate::safety::{Access, CheckedSql};
 use crate::schema::{

@@ -286,6 +286,16 @@ pub(crate) fn watchdog<T>(
     (result, fired.load(Ordering::SeqCst))
 }
 
+/// `name` as a double-quoted SQL identifier.
+pub(crate) fn quote_ident(name: &str) -> String {
+    format!("\"{}\"", name.replace('"', "\"\""))
+}
+
+/// `s` as a single-quoted SQL string literal.
+pub(crate) fn quote_str(s: &str) -> String {
+    format!("'{}'", s.replace('\'', "''"))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -13,8 +13,8 @@ use rusqlite::types::ValueRef;
 use rusqlite::{Connection, OpenFlags};
 
 use super::{
-    watchdog, CancelHandle, Column, DataSource, EngineKind, ExecError, Guard, OpenOptions,
-    QueryStats, RowSink, SourceError, Value,
+    quote_ident, quote_str, watchdog, CancelHandle, Column, DataSource, EngineKind, ExecError,
+    Guard, OpenOptions, QueryStats, RowSink, SourceError, Value,
 };
 use crate::safety::{pragma_only_reads, CheckedSql};
 use crate::schema::{
@@ -453,14 +453,6 @@ fn samples(conn: &Connection, tables: &mut [Table]) {
         let (ti, ci) = targets[k];
         offer_sample(&mut tables[ti].columns[ci], &v);
     }
-}
-
-pub(crate) fn quote_ident(name: &str) -> String {
-    format!("\"{}\"", name.replace('"', "\"\""))
-}
-
-pub(crate) fn quote_str(s: &str) -> String {
-    format!("'{}'", s.replace('\'', "''"))
 }
 
 #[cfg(test)]

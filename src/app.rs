@@ -8,6 +8,7 @@ use crate::cli::Cli;
 use crate::commands::{self, Context};
 use crate::config::Config;
 use crate::error::AiqError;
+use crate::frontend::oneshot;
 
 /// Runs aiq with the process arguments and environment; returns the exit code.
 pub fn main() -> i32 {
@@ -22,6 +23,7 @@ pub fn main() -> i32 {
     let env = |key: &str| std::env::var(key).ok();
     match run(cli, &env) {
         Ok(()) => 0,
+        Err(AiqError::Reported(code)) => code,
         Err(e) => {
             eprintln!("aiq: {e}");
             e.exit_code()
@@ -45,7 +47,13 @@ pub fn run(cli: Cli, env: &dyn Fn(&str) -> Option<String>) -> Result<(), AiqErro
             "a subcommand takes its own arguments: write `aiq schema SOURCE`, not `aiq SOURCE schema` (see `aiq --help`)".into(),
         )),
         Some(command) => commands::dispatch(&ctx, command),
-        None => commands::exec::run(&ctx, cli.source.as_deref(), &cli.run),
+        None if cli.run.execute.is_some() => commands::exec::run(&ctx, cli.source.as_deref(), &cli.run),
+        None => match oneshot::question(&cli.ask)? {
+            Some(q) => oneshot::run(&ctx, cli.source.as_deref(), &cli.run, &cli.ask, &q),
+            None => Err(AiqError::Usage(
+                "nothing to do: ask with -q \"…\" (or pipe a question on stdin), or run SQL with -e \"SELECT …\" (see `aiq --help`)".into(),
+            )),
+        },
     }
 }
 

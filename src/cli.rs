@@ -7,6 +7,9 @@ use crate::render::Format;
 
 const EXAMPLES: &str = "\
 Examples:
+  aiq shop.db -q \"how many customers per country?\"
+  echo \"top 5 products by revenue\" | aiq shop.db -f json
+  aiq shop.db -q \"orders per month in 2025\" --sql-only
   aiq shop.db -e \"SELECT country, count(*) FROM customers GROUP BY 1\"
   aiq shop.duckdb -e \"SELECT * FROM orders LIMIT 5\" -f json
   aiq ./exports/ -e \"SELECT * FROM sales\" -f csv > sales.csv     # a folder of CSV/Parquet files
@@ -22,13 +25,13 @@ default saved source is used.
 Exit codes: 0 ok, 1 query failed, 2 usage error, 3 data source error,
 4 model error, 5 refused by the safety policy, 130 interrupted.";
 
-/// aiq — answers from your data: runs checked, read-only SQL on SQLite,
-/// DuckDB and CSV/Parquet/JSON files.
+/// aiq — ask your data questions in plain language: aiq writes the SQL,
+/// proves it safe, runs it and shows the answer.
 #[derive(Debug, Parser)]
 #[command(
     name = "aiq",
     version,
-    about = "Answers from your data: safe, read-only SQL on SQLite, DuckDB and CSV/Parquet/JSON files",
+    about = "Ask your data questions in plain language: aiq writes the SQL, proves it safe, runs it and shows the answer",
     after_long_help = EXAMPLES
 )]
 pub struct Cli {
@@ -41,6 +44,9 @@ pub struct Cli {
 
     #[command(flatten)]
     pub run: RunArgs,
+
+    #[command(flatten)]
+    pub ask: AskArgs,
 
     #[command(flatten)]
     pub global: GlobalArgs,
@@ -75,6 +81,67 @@ pub struct RunArgs {
     pub yes: bool,
 }
 
+/// Flags for asking questions.
+#[derive(Debug, Clone, Default, Args)]
+pub struct AskArgs {
+    /// Ask one question and exit (the question may also come on stdin)
+    #[arg(
+        short = 'q',
+        long,
+        value_name = "TEXT",
+        conflicts_with = "execute",
+        allow_hyphen_values = true
+    )]
+    pub question: Option<String>,
+
+    /// Print the generated SQL and do not run it
+    #[arg(long)]
+    pub sql_only: bool,
+
+    /// Also print the generated SQL to stderr
+    #[arg(long)]
+    pub show_sql: bool,
+
+    /// Question/answer pairs kept in the prompt (default 20)
+    #[arg(long, value_name = "N")]
+    pub history_limit: Option<usize>,
+
+    #[command(flatten)]
+    pub model: ModelArgs,
+}
+
+/// Which model to ask.
+#[derive(Debug, Clone, Default, Args)]
+pub struct ModelArgs {
+    /// LLM provider: openai (any OpenAI-compatible server), anthropic, ollama
+    #[arg(long, value_name = "NAME")]
+    pub provider: Option<String>,
+
+    /// Model name
+    #[arg(long, value_name = "NAME")]
+    pub model: Option<String>,
+
+    /// Base URL of the model API, e.g. http://localhost:8080/v1
+    #[arg(long, value_name = "URL")]
+    pub base_url: Option<String>,
+
+    /// Wait for the whole reply instead of streaming
+    #[arg(long)]
+    pub no_stream: bool,
+}
+
+impl ModelArgs {
+    /// The model flags, for `llm::settings::resolve`.
+    pub fn llm_flags(&self) -> crate::llm::LlmFlags {
+        crate::llm::LlmFlags {
+            provider: self.provider.clone(),
+            model: self.model.clone(),
+            base_url: self.base_url.clone(),
+            no_stream: self.no_stream,
+        }
+    }
+}
+
 /// Flags every command takes.
 #[derive(Debug, Clone, Default, Args)]
 pub struct GlobalArgs {
@@ -101,6 +168,14 @@ pub enum Command {
     /// Show or create the configuration
     #[command(subcommand)]
     Config(ConfigCommand),
+    /// Check the config, the source and the model endpoint, one line each
+    Doctor {
+        /// Data source to check (default: the default saved source)
+        #[arg(value_name = "SOURCE")]
+        source: Option<String>,
+        #[command(flatten)]
+        model: ModelArgs,
+    },
     /// Print a shell completion script
     Completions {
         /// bash, zsh, fish, powershell or elvish

@@ -285,11 +285,9 @@ fn apply_env(llm: &mut LlmConfig, env: &dyn Fn(&str) -> Option<String>) {
     if let Some(v) = get("AIQ_BASE_URL") {
         llm.base_url = Some(v);
     }
-    let fallback = match llm.provider.as_deref() {
-        Some("anthropic") => "ANTHROPIC_API_KEY",
-        _ => "OPENAI_API_KEY",
-    };
-    if let Some(v) = get("AIQ_API_KEY").or_else(|| get(fallback)) {
+    // OPENAI_API_KEY / ANTHROPIC_API_KEY are fallbacks that depend on the
+    // provider finally chosen (flags included): see `llm::settings`.
+    if let Some(v) = get("AIQ_API_KEY") {
         llm.api_key = Some(v);
     }
 }
@@ -448,7 +446,7 @@ mod tests {
         .unwrap();
         let c = Config::load(&env_with(
             dir.path(),
-            &[("AIQ_MODEL", "m2"), ("ANTHROPIC_API_KEY", "k")],
+            &[("AIQ_MODEL", "m2"), ("AIQ_API_KEY", "k")],
         ))
         .unwrap();
         assert_eq!(c.llm.provider.as_deref(), Some("anthropic"));

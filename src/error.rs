@@ -17,9 +17,15 @@ pub enum AiqError {
     /// The data source is missing, unknown or cannot be opened: exit 3.
     #[error("{0}")]
     Source(String),
+    /// The language model failed (unreachable, auth, quota, malformed reply): exit 4.
+    #[error("{0}")]
+    Llm(String),
     /// Refused by the safety policy: exit 5.
     #[error("{0}")]
     Refused(String),
+    /// Already shown to the user; exit with this code and print nothing more.
+    #[error("")]
+    Reported(i32),
     /// Ctrl-C: exit 130.
     #[error("interrupted")]
     Interrupted,
@@ -32,7 +38,9 @@ impl AiqError {
             AiqError::Query(_) => 1,
             AiqError::Usage(_) => 2,
             AiqError::Source(_) => 3,
+            AiqError::Llm(_) => 4,
             AiqError::Refused(_) => 5,
+            AiqError::Reported(code) => *code,
             AiqError::Interrupted => 130,
         }
     }
@@ -50,6 +58,7 @@ mod tests {
         assert_eq!(AiqError::Query(String::new()).exit_code(), 1);
         assert_eq!(AiqError::Usage(String::new()).exit_code(), 2);
         assert_eq!(AiqError::Source(String::new()).exit_code(), 3);
+        assert_eq!(AiqError::Llm(String::new()).exit_code(), 4);
         assert_eq!(AiqError::Refused(String::new()).exit_code(), 5);
         assert_eq!(AiqError::Interrupted.exit_code(), 130);
     }

@@ -11,14 +11,22 @@
 //! - [`render`]: result formats (table, csv, tsv, json, jsonl, markdown), each
 //!   a `RowSink` over any `io::Write`.
 //! - [`config`]: `$AIQ_HOME/config.toml`, loaded once and immutable.
-//! - [`app`] and [`commands`]: the command line front end.
+//! - [`llm`]: the [`llm::ChatModel`] trait and its providers (OpenAI-compatible,
+//!   Anthropic, Ollama).
+//! - [`agent`]: the one core every front end drives — [`agent::Thread`] runs
+//!   a turn and reports [`agent::Event`]s to an [`agent::EventSink`].
+//! - [`frontend`]: the sinks and loops (single-shot now).
+//! - [`app`] and [`commands`]: the command line.
 
+pub mod agent;
 pub mod app;
 pub mod cli;
 pub mod commands;
 pub mod config;
 pub mod error;
+pub mod frontend;
 pub mod interrupt;
+pub mod llm;
 pub mod render;
 pub mod safety;
 pub mod schema;

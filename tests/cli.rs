@@ -380,11 +380,13 @@ fn exit_codes_and_messages() {
         .assert()
         .code(2)
         .stderr(predicate::str::contains("unknown format 'xml'"));
+    // No -e, no -q and an empty stdin: nothing was asked.
     sb.aiq()
         .arg(&db)
+        .write_stdin("")
         .assert()
         .code(2)
-        .stderr(predicate::str::contains("nothing to do"));
+        .stderr(predicate::str::contains("the question is empty"));
     // 3: the source.
     sb.aiq()
         .args(["./nope.db", "-e", "SELECT 1"])

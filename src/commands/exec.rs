@@ -2,14 +2,14 @@
 //! writes, execution with Ctrl-C and the statement timeout, and the chosen
 //! renderer on stdout. No model is involved.
 
-use std::io::{self, BufRead, IsTerminal, Write};
-use std::time::Duration;
+use std::io::{self, IsTerminal, Write};
 
-use super::{source_error, Context};
+use super::{output_setup, source_error, Context};
 use crate::cli::RunArgs;
 use crate::error::AiqError;
+use crate::frontend::sink::confirm;
 use crate::interrupt;
-use crate::render::{self, Format, RenderOptions};
+use crate::render::{self, Format};
 use crate::safety::{self, Access, CheckedSql, Policy};
 use crate::source::{self, ExecError, OpenOptions, QueryStats};
 
@@ -33,34 +33,15 @@ pub fn run(ctx: &Context<'_>, source_arg: Option<&str>, args: &RunArgs) -> Resul
     }
     let options = OpenOptions {
         allow_write: args.allow_write,
-        timeout: Duration::from_secs(ctx.config.query.timeout_secs.max(1)),
+        timeout: ctx.query_timeout(),
     };
     interrupt::install();
     let src = source::open(&resolved.spec, options).map_err(source_error)?;
-    let format = args.format.unwrap_or(if io::stdout().is_terminal() {
-        Format::Table
-    } else {
-        Format::Csv
-    });
-    let max_rows = match args.max_rows {
-        Some(n) => Some(n),
-        None if format.is_for_people() => Some(ctx.config.chat.max_rows),
-        None => None,
-    };
-    let width = if io::stdout().is_terminal() {
-        crossterm::terminal::size().ok().map(|(w, _)| w)
-    } else {
-        None
-    };
-    let options = RenderOptions {
-        max_rows,
-        color: ctx.color(),
-        width,
-    };
+    let (format, options) = output_setup(ctx, args);
 
     let stdout = io::stdout();
     let mut out = io::BufWriter::with_capacity(64 * 1024, stdout.lock());
-    let mut renderer = render::renderer(format, &mut out, options);
+    let mut renderer = render::renderer(format, Box::new(&mut out), options);
     let result = {
         let _running = interrupt::Running::new(src.cancel_handle());
         src.execute(&checked, renderer.as_mut())
@@ -84,27 +65,17 @@ pub fn run(ctx: &Context<'_>, source_arg: Option<&str>, args: &RunArgs) -> Resul
 
 /// Writes need `--yes`, or a "y" typed on a terminal.
 fn confirm_write(checked: &CheckedSql, yes: bool) -> Result<(), AiqError> {
-    if yes {
+    if confirm(checked.sql(), yes) {
         return Ok(());
     }
-    let stdin = io::stdin();
-    if !stdin.is_terminal() || !io::stderr().is_terminal() {
-        return Err(AiqError::Refused(format!(
-            "refused: {} changes data and needs confirmation; add --yes to run it from a script",
-            checked.kind()
-        )));
-    }
-    let mut err = io::stderr().lock();
-    let _ = writeln!(err, "{}", checked.sql());
-    let _ = write!(err, "Run this statement? [y/N] ");
-    let _ = err.flush();
-    let mut answer = String::new();
-    let _ = stdin.lock().read_line(&mut answer);
-    if matches!(answer.trim().to_ascii_lowercase().as_str(), "y" | "yes") {
-        Ok(())
-    } else {
+    if io::stdin().is_terminal() && io::stderr().is_terminal() {
         Err(AiqError::Refused(format!(
             "not run: {} was not confirmed",
+            checked.kind()
+        )))
+    } else {
+        Err(AiqError::Refused(format!(
+            "refused: {} changes data and needs confirmation; add --yes to run it from a script",
             checked.kind()
         )))
     }

@@ -3,17 +3,20 @@
 //! person can act on; none of them prints an error itself.
 
 pub mod config_cmd;
+pub mod doctor;
 pub mod exec;
 pub mod schema;
 pub mod sources;
 
 use std::io::{self, IsTerminal, Write};
+use std::time::Duration;
 
 use clap::CommandFactory;
 
-use crate::cli::{Cli, Command, GlobalArgs};
+use crate::cli::{Cli, Command, GlobalArgs, RunArgs};
 use crate::config::Config;
 use crate::error::AiqError;
+use crate::render::{Format, RenderOptions};
 use crate::source::{self, Resolved, SourceError};
 
 /// What every command gets.
@@ -42,10 +45,48 @@ impl Context<'_> {
 
     /// Colour only on a terminal, without `--no-color` and without `NO_COLOR`.
     pub fn color(&self) -> bool {
-        !self.global.no_color
-            && (self.env)("NO_COLOR").map(|v| v.is_empty()).unwrap_or(true)
-            && io::stdout().is_terminal()
+        self.color_allowed() && io::stdout().is_terminal()
     }
+
+    /// The same for what goes to stderr (spinner, streamed answer).
+    pub fn color_stderr(&self) -> bool {
+        self.color_allowed() && io::stderr().is_terminal()
+    }
+
+    fn color_allowed(&self) -> bool {
+        !self.global.no_color && (self.env)("NO_COLOR").map(|v| v.is_empty()).unwrap_or(true)
+    }
+
+    /// The statement timeout from the config.
+    pub fn query_timeout(&self) -> Duration {
+        Duration::from_secs(self.config.query.timeout_secs.max(1))
+    }
+}
+
+/// The output format and how to render it: `-f` or the terminal default,
+/// `--max-rows` or the config's `chat.max_rows` for table/markdown, the
+/// terminal width.
+pub fn output_setup(ctx: &Context<'_>, args: &RunArgs) -> (Format, RenderOptions) {
+    let tty = io::stdout().is_terminal();
+    let format = args
+        .format
+        .unwrap_or(if tty { Format::Table } else { Format::Csv });
+    let max_rows = match args.max_rows {
+        Some(n) => Some(n),
+        None if format.is_for_people() => Some(ctx.config.chat.max_rows),
+        None => None,
+    };
+    let width = if tty {
+        crossterm::terminal::size().ok().map(|(w, _)| w)
+    } else {
+        None
+    };
+    let options = RenderOptions {
+        max_rows,
+        color: ctx.color(),
+        width,
+    };
+    (format, options)
 }
 
 pub(crate) fn source_error(e: SourceError) -> AiqError {
@@ -58,6 +99,7 @@ pub fn dispatch(ctx: &Context<'_>, command: Command) -> Result<(), AiqError> {
         Command::Schema { source } => schema::run(ctx, source.as_deref()),
         Command::Sources(cmd) => sources::run(ctx, cmd),
         Command::Config(cmd) => config_cmd::run(ctx, cmd),
+        Command::Doctor { source, model } => doctor::run(ctx, source.as_deref(), &model),
         Command::Completions { shell } => {
             let mut out = Vec::new();
             clap_complete::generate(shell, &mut Cli::command(), "aiq", &mut out);

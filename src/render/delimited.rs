@@ -8,13 +8,13 @@ use super::{Limit, Renderer};
 use crate::source::{Column, RowSink, Value};
 
 pub(crate) struct CsvRenderer<'a> {
-    out: csv::Writer<&'a mut dyn Write>,
+    out: csv::Writer<Box<dyn Write + 'a>>,
     fields: Vec<String>,
     limit: Limit,
 }
 
 impl<'a> CsvRenderer<'a> {
-    pub(crate) fn new(out: &'a mut dyn Write, limit: Limit) -> Self {
+    pub(crate) fn new(out: Box<dyn Write + 'a>, limit: Limit) -> Self {
         CsvRenderer {
             out: csv::WriterBuilder::new()
                 .buffer_capacity(64 * 1024)
@@ -66,13 +66,13 @@ impl Renderer for CsvRenderer<'_> {
 }
 
 pub(crate) struct TsvRenderer<'a> {
-    out: io::BufWriter<&'a mut dyn Write>,
+    out: io::BufWriter<Box<dyn Write + 'a>>,
     field: String,
     limit: Limit,
 }
 
 impl<'a> TsvRenderer<'a> {
-    pub(crate) fn new(out: &'a mut dyn Write, limit: Limit) -> Self {
+    pub(crate) fn new(out: Box<dyn Write + 'a>, limit: Limit) -> Self {
         TsvRenderer {
             out: io::BufWriter::with_capacity(64 * 1024, out),
             field: String::new(),

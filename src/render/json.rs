@@ -8,7 +8,7 @@ use super::{Limit, Renderer};
 use crate::source::{Column, RowSink, Value};
 
 pub(crate) struct JsonRenderer<'a> {
-    out: io::BufWriter<&'a mut dyn Write>,
+    out: io::BufWriter<Box<dyn Write + 'a>>,
     /// Each column name, already encoded as a JSON string followed by `:`.
     keys: Vec<String>,
     lines: bool,
@@ -18,7 +18,7 @@ pub(crate) struct JsonRenderer<'a> {
 }
 
 impl<'a> JsonRenderer<'a> {
-    pub(crate) fn new(out: &'a mut dyn Write, limit: Limit, lines: bool) -> Self {
+    pub(crate) fn new(out: Box<dyn Write + 'a>, limit: Limit, lines: bool) -> Self {
         JsonRenderer {
             out: io::BufWriter::with_capacity(64 * 1024, out),
             keys: Vec::new(),

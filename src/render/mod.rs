@@ -98,7 +98,7 @@ pub trait Renderer: RowSink {
 /// A renderer for `format` writing to `out`.
 pub fn renderer<'a>(
     format: Format,
-    out: &'a mut dyn Write,
+    out: Box<dyn Write + 'a>,
     options: RenderOptions,
 ) -> Box<dyn Renderer + 'a> {
     let limit = Limit::new(options.max_rows);
@@ -156,7 +156,7 @@ fn more_rows_line(hidden: u64) -> String {
 /// alignment) before drawing, so they keep at most `max_rows` rows and count
 /// the rest, then draw once in `finish`.
 struct GridRenderer<'a> {
-    out: &'a mut dyn Write,
+    out: Box<dyn Write + 'a>,
     format: Format,
     options: RenderOptions,
     grid: Grid,
@@ -262,7 +262,7 @@ mod tests {
         {
             let mut r = renderer(
                 format,
-                &mut out,
+                Box::new(&mut out),
                 RenderOptions {
                     max_rows,
                     color: false,

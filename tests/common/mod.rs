@@ -3,11 +3,16 @@
 
 #![allow(dead_code)]
 
+pub mod llm;
+
 use std::collections::BTreeMap;
 use std::fs;
 use std::path::{Path, PathBuf};
 
 use assert_cmd::Command;
+
+/// The API key tests use; it must never appear in a body, log or output.
+pub const SECRET_KEY: &str = "sk-test-SECRET-4242";
 
 /// A temp dir that holds the config home and the test's data.
 pub struct Sandbox {
@@ -42,7 +47,19 @@ impl Sandbox {
             .env_remove("AIQ_BASE_URL")
             .env_remove("AIQ_API_KEY")
             .env_remove("OPENAI_API_KEY")
-            .env_remove("ANTHROPIC_API_KEY");
+            .env_remove("ANTHROPIC_API_KEY")
+            // Nothing listens here: no test ever reaches a real Ollama.
+            .env("OLLAMA_HOST", "127.0.0.1:9");
+        cmd
+    }
+
+    /// `aiq` talking to a scripted model server with `provider`'s wire format.
+    pub fn aiq_with(&self, server: &llm::ModelServer, provider: &str) -> Command {
+        let mut cmd = self.aiq();
+        cmd.env("AIQ_PROVIDER", provider)
+            .env("AIQ_BASE_URL", server.base())
+            .env("AIQ_MODEL", "test-model")
+            .env("AIQ_API_KEY", SECRET_KEY);
         cmd
     }
 

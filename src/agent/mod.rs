@@ -1,0 +1,155 @@
+//! The agent core (SPEC §5): one [`Thread`] per conversation drives every
+//! front end. It owns the history, the source, its schema and the model, and
+//! reports everything through [`EventSink`] events — it never prints and
+//! never reads the terminal.
+
+mod events;
+pub mod extract;
+pub mod prompt;
+pub mod rank;
+mod thread;
+
+use chrono::{DateTime, SecondsFormat, Utc};
+
+pub use events::{Event, EventSink};
+pub use thread::{AgentError, Thread, ThreadOptions, TurnOutcome};
+
+use crate::llm::Role;
+
+/// Rows of a result the model sees again in later turns.
+pub const PREVIEW_ROWS: usize = 20;
+/// Bytes of that preview at most.
+pub const PREVIEW_BYTES: usize = 2048;
+
+/// One remembered message: a question or an answer.
+#[derive(Debug, Clone, PartialEq)]
+pub struct HistoryMessage {
+    pub role: Role,
+    pub content: String,
+    pub timestamp: DateTime<Utc>,
+    /// Assistant: the SQL that ran (or was refused).
+    pub sql: Option<String>,
+    /// Assistant: rows returned.
+    pub row_count: Option<u64>,
+    /// Assistant: why the SQL failed.
+    pub error: Option<String>,
+    /// Assistant: the first rows as CSV, bounded.
+    pub preview: Option<String>,
+}
+
+impl HistoryMessage {
+    fn new(role: Role, content: impl Into<String>) -> Self {
+        HistoryMessage {
+            role,
+            content: content.into(),
+            timestamp: Utc::now(),
+            sql: None,
+            row_count: None,
+            error: None,
+            preview: None,
+        }
+    }
+
+    pub fn user(content: impl Into<String>) -> Self {
+        Self::new(Role::User, content)
+    }
+
+    pub fn assistant(content: impl Into<String>) -> Self {
+        Self::new(Role::Assistant, content)
+    }
+
+    /// Records the SQL and its outcome: `(rows, preview)` or the error.
+    pub fn with_sql(mut self, sql: &str, outcome: Result<(u64, String), String>) -> Self {
+        self.sql = Some(sql.to_string());
+        match outcome {
+            Ok((rows, preview)) => {
+                self.row_count = Some(rows);
+                self.preview = Some(preview);
+            }
+            Err(e) => self.error = Some(e),
+        }
+        self
+    }
+
+    /// The text the model gets for this message in later turns.
+    pub fn for_model(&self) -> String {
+        let mut text = self.content.clone();
+        if let Some(sql) = &self.sql {
+            if !text.contains(sql.as_str()) {
+                text.push_str(&format!("\n```sql\n{sql}\n```"));
+            }
+        }
+        match (&self.row_count, &self.error) {
+            (Some(rows), _) => {
+                let noun = if *rows == 1 { "row" } else { "rows" };
+                text.push_str(&format!("\nResult: {rows} {noun}"));
+                if let Some(p) = self.preview.as_deref().filter(|p| !p.is_empty()) {
+                    text.push_str(&format!(" (CSV, first rows):\n{p}"));
+                }
+            }
+            (None, Some(error)) => text.push_str(&format!("\nThe query failed: {error}")),
+            (None, None) => {}
+        }
+        text
+    }
+
+    /// RFC 3339 timestamp in UTC, as session files store it.
+    pub fn timestamp_text(&self) -> String {
+        self.timestamp.to_rfc3339_opts(SecondsFormat::Secs, true)
+    }
+}
+
+/// The last `limit` question/answer pairs of `history`, oldest first. Never
+/// starts with an answer, so no half pair is sent.
+pub fn kept_history(history: &[HistoryMessage], limit: usize) -> &[HistoryMessage] {
+    let mut pairs = 0;
+    let mut start = history.len();
+    let mut i = history.len();
+    while i > 0 {
+        i -= 1;
+        if history[i].role == Role::User {
+            if pairs == limit {
+                break;
+            }
+            pairs += 1;
+            start = i;
+        }
+    }
+    &history[start..]
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn pairs(n: usize) -> Vec<HistoryMessage> {
+        (0..n)
+            .flat_map(|i| {
+                [
+                    HistoryMessage::user(format!("q{i}")),
+                    HistoryMessage::assistant(format!("a{i}")),
+                ]
+            })
+            .collect()
+    }
+
+    #[test]
+    fn trimming_keeps_whole_recent_pairs() {
+        let h = pairs(30);
+        let kept = kept_history(&h, 20);
+        assert_eq!(kept.len(), 40);
+        assert_eq!(kept[0].content, "q10");
+        assert_eq!(kept[39].content, "a29");
+        assert_eq!(kept_history(&h, 0).len(), 0);
+        assert_eq!(kept_history(&pairs(3), 20).len(), 6);
+    }
+
+    #[test]
+    fn trimming_never_starts_with_an_answer() {
+        let mut h = pairs(3);
+        h.remove(0); // an orphaned answer at the front
+        let kept = kept_history(&h, 5);
+        assert_eq!(kept[0].role, Role::User);
+        assert_eq!(kept.len(), 4);
+    }
+}

@@ -1,0 +1,145 @@
+//! The system prompt and the message list of a turn (SPEC §5.3 step 2):
+//! system prompt (with the schema context) + kept history, oldest first +
+//! the question last; exactly system + question when there is no history.
+//! Pure functions.
+
+use chrono::NaiveDate;
+
+use super::HistoryMessage;
+use crate::llm::{Message, Role, ToolDef};
+use crate::safety::Dialect;
+
+/// What the system prompt needs to know.
+pub struct PromptFacts<'a> {
+    pub dialect: Dialect,
+    /// The engine and version, e.g. `SQLite 3.50.4`.
+    pub engine: &'a str,
+    pub today: NaiveDate,
+    pub allow_write: bool,
+    pub schema: &'a str,
+}
+
+fn idioms(dialect: Dialect) -> &'static str {
+    match dialect {
+        Dialect::Sqlite => "SQLite: dates are TEXT; use strftime('%Y-%m', col) for months, date('now') for today, || to concatenate, LIMIT n; there is no ILIKE (LIKE is case-insensitive for ASCII).",
+        Dialect::DuckDb => "DuckDB: use date_trunc('month', col), strftime(col, '%Y-%m'), current_date, ILIKE, LIMIT n; identifiers are double-quoted.",
+        Dialect::Postgres => "PostgreSQL: use date_trunc('month', col), to_char(col, 'YYYY-MM'), current_date, ILIKE, LIMIT n; identifiers are double-quoted.",
+        Dialect::MySql => "MySQL: use DATE_FORMAT(col, '%Y-%m'), CURDATE(), LIMIT n; identifiers are quoted with backticks.",
+    }
+}
+
+/// The system prompt: role, dialect, today's date, rules, then the schema.
+pub fn system_prompt(f: &PromptFacts<'_>) -> String {
+    let access = if f.allow_write {
+        "Statements that change data are allowed, but the user confirms each one; prefer reading."
+    } else {
+        "The database is read-only: write only SELECT (or WITH … SELECT) statements."
+    };
+    format!(
+        "You are aiq, a careful data analyst. You answer questions about a {dialect} database ({engine}) by writing SQL that aiq runs for the user.\n\
+         Today is {today}.\n\
+         Rules:\n\
+         - Answer with exactly one SQL statement in a ```sql fenced block (or call the run_sql tool). One statement only.\n\
+         - {access}\n\
+         - Use only the tables and columns listed below; quote identifiers that need it.\n\
+         - {idioms}\n\
+         - Name computed columns with clear aliases. Add ORDER BY when order matters.\n\
+         - If the question needs no SQL (about the schema, or about an earlier answer), answer briefly in plain prose without a code block.\n\
+         \n\
+         Schema:\n{schema}",
+        dialect = f.dialect.name(),
+        engine = f.engine,
+        today = f.today.format("%Y-%m-%d"),
+        idioms = idioms(f.dialect),
+        schema = f.schema,
+    )
+}
+
+/// The `run_sql` tool offered to models that support tools.
+pub fn run_sql_tool() -> ToolDef {
+    ToolDef {
+        name: super::extract::RUN_SQL.into(),
+        description:
+            "Run one SQL statement against the user's database and show the result to the user."
+                .into(),
+        parameters: serde_json::json!({
+            "type": "object",
+            "properties": {"sql": {"type": "string", "description": "exactly one SQL statement"}},
+            "required": ["sql"],
+        }),
+    }
+}
+
+/// The kept history as model messages, oldest first. An assistant message
+/// carries its SQL and a preview of the result (or the error), so follow-up
+/// questions can use real numbers.
+pub fn history_messages(kept: &[HistoryMessage]) -> Vec<Message> {
+    kept.iter()
+        .map(|m| match m.role {
+            Role::Assistant => Message::assistant(m.for_model()),
+            Role::User => Message::user(m.content.clone()),
+            Role::System => Message::system(m.content.clone()),
+            Role::Tool => Message::user(m.content.clone()),
+        })
+        .collect()
+}
+
+/// system + history + turn (the question and any fixes so far).
+pub fn messages(system: &str, history: &[Message], turn: &[Message]) -> Vec<Message> {
+    let mut all = Vec::with_capacity(1 + history.len() + turn.len());
+    all.push(Message::system(system));
+    all.extend_from_slice(history);
+    all.extend_from_slice(turn);
+    all
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn facts(schema: &str) -> PromptFacts<'_> {
+        PromptFacts {
+            dialect: Dialect::Sqlite,
+            engine: "SQLite 3.50.4",
+            today: NaiveDate::from_ymd_opt(2026, 1, 26).unwrap(),
+            allow_write: false,
+            schema,
+        }
+    }
+
+    #[test]
+    fn system_prompt_names_dialect_date_rules_and_schema() {
+        let p = system_prompt(&facts("table t\n  a INTEGER\n"));
+        assert!(p.contains("a SQLite database (SQLite 3.50.4)"));
+        assert!(p.contains("Today is 2026-01-26."));
+        assert!(p.contains("exactly one SQL statement in a ```sql fenced block"));
+        assert!(p.contains("read-only"));
+        assert!(p.contains("strftime('%Y-%m', col)"));
+        assert!(p.ends_with("Schema:\ntable t\n  a INTEGER\n"));
+    }
+
+    #[test]
+    fn empty_history_is_exactly_system_and_question() {
+        let m = messages("sys", &history_messages(&[]), &[Message::user("q")]);
+        assert_eq!(m, [Message::system("sys"), Message::user("q")]);
+    }
+
+    #[test]
+    fn history_sits_between_system_and_question() {
+        let kept = [
+            HistoryMessage::user("first?"),
+            HistoryMessage::assistant("```sql\nSELECT 1\n```")
+                .with_sql("SELECT 1", Ok((1, "x\n1\n".into()))),
+        ];
+        let m = messages("sys", &history_messages(&kept), &[Message::user("second?")]);
+        let roles: Vec<Role> = m.iter().map(|m| m.role).collect();
+        assert_eq!(
+            roles,
+            [Role::System, Role::User, Role::Assistant, Role::User]
+        );
+        assert_eq!(m[1].content, "first?");
+        assert_eq!(m[3].content, "second?");
+        assert!(m[2].content.contains("Result: 1 row"), "{}", m[2].content);
+        assert!(m[2].content.contains("x\n1"), "{}", m[2].content);
+    }
+}

@@ -1,0 +1,535 @@
+//! [`Thread`]: one conversation. [`Thread::ask`] runs one turn exactly as
+//! SPEC §5.3 says — schema context, messages, the model's answer streamed,
+//! SQL extracted, the safety gate, execution with rows streamed to the sink,
+//! at most two visible fixes, and the exchange recorded in the history.
+
+use std::io;
+
+use chrono::{NaiveDate, Utc};
+
+use super::events::{Event, EventSink};
+use super::extract::{find_sql, Found};
+use super::prompt::{history_messages, messages, run_sql_tool, system_prompt, PromptFacts};
+use super::rank::schema_context;
+use super::{kept_history, HistoryMessage, PREVIEW_BYTES, PREVIEW_ROWS};
+use crate::llm::{
+    Cancel, ChatModel, ChatRequest, LlmError, LlmErrorKind, Message, StreamEvent, ToolCall,
+};
+use crate::safety::{self, Access, CheckedSql, Policy, Refusal};
+use crate::schema::Catalog;
+use crate::source::{CancelHandle, Column, DataSource, ExecError, QueryStats, RowSink, Value};
+
+/// Fixes the model may make after a failed statement (SPEC §5.3 step 5).
+const MAX_FIXES: u32 = 2;
+/// Bytes of schema context in a request (the whole request stays < 60 KB).
+const SCHEMA_BUDGET: usize = 40_000;
+/// Rows per `Event::Rows` batch.
+const BATCH: usize = 256;
+
+/// How a thread behaves.
+#[derive(Debug, Clone)]
+pub struct ThreadOptions {
+    /// Question/answer pairs sent to the model (REQ-1.2).
+    pub history_limit: usize,
+    /// `--allow-write`: writes pass the gate (and are confirmed through the sink).
+    pub allow_write: bool,
+    /// False for `--sql-only`: the SQL is shown, nothing runs.
+    pub execute: bool,
+    /// Today's date for the prompt (fixed in tests).
+    pub today: Option<NaiveDate>,
+}
+
+impl Default for ThreadOptions {
+    fn default() -> Self {
+        ThreadOptions {
+            history_limit: 20,
+            allow_write: false,
+            execute: true,
+            today: None,
+        }
+    }
+}
+
+/// What a finished turn produced.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct TurnOutcome {
+    /// The statement that ran (or would run, with `execute` off).
+    pub sql: Option<String>,
+    /// Rows returned, if it ran.
+    pub rows: Option<u64>,
+    /// The model's text.
+    pub answer: String,
+}
+
+/// Why a turn failed. Front ends map these to exit codes.
+#[derive(Debug, thiserror::Error)]
+pub enum AgentError {
+    /// The model could not be asked (exit 4; a usage problem exits 2).
+    #[error("{0}")]
+    Llm(LlmError),
+    /// The safety policy refused the statement (exit 5).
+    #[error("{0}")]
+    Refused(String),
+    /// The SQL kept failing after the fixes (exit 1).
+    #[error("{0}")]
+    QueryFailed(String),
+    /// The model answered nothing (exit 1).
+    #[error("the model gave an empty answer; try rephrasing the question")]
+    EmptyAnswer,
+    /// Ctrl-C (exit 130).
+    #[error("interrupted")]
+    Cancelled,
+    /// The output went away (a closed pipe is not an error for the user).
+    #[error("cannot write the result: {0}")]
+    Output(io::Error),
+}
+
+impl From<io::Error> for AgentError {
+    fn from(e: io::Error) -> Self {
+        AgentError::Output(e)
+    }
+}
+
+/// The model's answer to one request.
+struct Reply {
+    text: String,
+    tool_calls: Vec<ToolCall>,
+}
+
+/// One conversation over one source with one model.
+pub struct Thread {
+    model: Box<dyn ChatModel>,
+    source: Box<dyn DataSource>,
+    catalog: Catalog,
+    history: Vec<HistoryMessage>,
+    options: ThreadOptions,
+    cancel: Cancel,
+}
+
+impl Thread {
+    pub fn new(
+        model: Box<dyn ChatModel>,
+        source: Box<dyn DataSource>,
+        catalog: Catalog,
+        options: ThreadOptions,
+    ) -> Self {
+        Thread {
+            model,
+            source,
+            catalog,
+            history: Vec::new(),
+            options,
+            cancel: Cancel::default(),
+        }
+    }
+
+    /// Every message so far, oldest first.
+    pub fn history(&self) -> &[HistoryMessage] {
+        &self.history
+    }
+
+    /// Replaces the history (a restored session).
+    pub fn set_history(&mut self, history: Vec<HistoryMessage>) {
+        self.history = history;
+    }
+
+    pub fn catalog(&self) -> &Catalog {
+        &self.catalog
+    }
+
+    pub fn model(&self) -> &dyn ChatModel {
+        self.model.as_ref()
+    }
+
+    /// Cancels the turn in flight: the model request and the running query.
+    pub fn cancel_handle(&self) -> CancelHandle {
+        let llm = self.cancel.clone();
+        let query = self.source.cancel_handle();
+        CancelHandle::new(move || {
+            llm.cancel();
+            query.cancel();
+        })
+    }
+
+    /// Runs one turn for `question`, reporting through `sink`.
+    pub fn ask(
+        &mut self,
+        question: &str,
+        sink: &mut dyn EventSink,
+    ) -> Result<TurnOutcome, AgentError> {
+        self.cancel.reset();
+        let asked = HistoryMessage::user(question);
+        let kept = kept_history(&self.history, self.options.history_limit);
+        let recent: Vec<&str> = kept
+            .iter()
+            .rev()
+            .take(4)
+            .map(|m| m.content.as_str())
+            .collect();
+        let earlier_sql: Vec<&str> = kept.iter().filter_map(|m| m.sql.as_deref()).collect();
+        let schema = schema_context(
+            &self.catalog,
+            question,
+            &recent,
+            &earlier_sql,
+            SCHEMA_BUDGET,
+        );
+        let system = system_prompt(&PromptFacts {
+            dialect: self.source.dialect(),
+            engine: &self.catalog.engine,
+            today: self
+                .options
+                .today
+                .unwrap_or_else(|| Utc::now().date_naive()),
+            allow_write: self.options.allow_write,
+            schema: &schema,
+        });
+        let mut history = history_messages(kept);
+        let mut turn = vec![Message::user(question)];
+        let mut fixes = 0;
+        loop {
+            let reply = self.request(&system, &mut history, &turn, sink)?;
+            let Some(found) = find_sql(&reply.text, &reply.tool_calls) else {
+                if reply.text.trim().is_empty() {
+                    return Err(self.fail(sink, asked, "", None, AgentError::EmptyAnswer));
+                }
+                return self.finish(
+                    sink,
+                    asked,
+                    HistoryMessage::assistant(reply.text.clone()),
+                    None,
+                    None,
+                    reply.text,
+                );
+            };
+            sink.event(Event::SqlProposed(found.sql.clone()))?;
+            if !self.options.execute {
+                let answer = HistoryMessage::assistant(reply.text.clone())
+                    .with_sql(&found.sql, Err("not run (--sql-only)".into()));
+                return self.finish(sink, asked, answer, Some(found.sql), None, reply.text);
+            }
+            let policy = Policy {
+                allow_write: self.options.allow_write,
+            };
+            let outcome = match safety::check(&found.sql, self.source.dialect(), policy) {
+                Ok(checked) => self.run(&checked, sink),
+                Err(refusal @ Refusal::Unparsable { .. }) => {
+                    Err(RunError::Fixable(refusal.to_string()))
+                }
+                Err(refusal) => Err(RunError::Final(AgentError::Refused(refusal.to_string()))),
+            };
+            match outcome {
+                Ok((stats, preview)) => {
+                    let answer = HistoryMessage::assistant(reply.text.clone())
+                        .with_sql(&found.sql, Ok((stats.rows, preview)));
+                    return self.finish(
+                        sink,
+                        asked,
+                        answer,
+                        Some(found.sql),
+                        Some(stats.rows),
+                        reply.text,
+                    );
+                }
+                Err(RunError::Fixable(why)) if fixes < MAX_FIXES => {
+                    fixes += 1;
+                    sink.event(Event::Retrying {
+                        why: why.clone(),
+                        attempt: fixes,
+                    })?;
+                    turn.extend(feedback(&reply, &found, &why));
+                }
+                Err(RunError::Fixable(why)) => {
+                    let error = AgentError::QueryFailed(format!("query failed: {why}"));
+                    return Err(self.fail(
+                        sink,
+                        asked,
+                        &reply.text,
+                        Some((&found.sql, why)),
+                        error,
+                    ));
+                }
+                Err(RunError::Final(error)) => {
+                    let why = error.to_string();
+                    return Err(self.fail(
+                        sink,
+                        asked,
+                        &reply.text,
+                        Some((&found.sql, why)),
+                        error,
+                    ));
+                }
+            }
+        }
+    }
+
+    /// One model request; on "context too long" drops the oldest history
+    /// pair and tries again, down to no history.
+    fn request(
+        &self,
+        system: &str,
+        history: &mut Vec<Message>,
+        turn: &[Message],
+        sink: &mut dyn EventSink,
+    ) -> Result<Reply, AgentError> {
+        let tools = [run_sql_tool()];
+        loop {
+            sink.event(Event::ThinkingStarted)?;
+            let all = messages(system, history, turn);
+            let mut reply = Reply {
+                text: String::new(),
+                tool_calls: Vec::new(),
+            };
+            let mut sink_error: Option<io::Error> = None;
+            let result = self.model.chat(
+                ChatRequest {
+                    messages: &all,
+                    tools: &tools,
+                },
+                &self.cancel,
+                &mut |event| {
+                    let shown = match event {
+                        StreamEvent::TextDelta(t) => {
+                            reply.text.push_str(&t);
+                            Some(Event::TextDelta(t))
+                        }
+                        StreamEvent::ToolCall(call) => {
+                            reply.tool_calls.push(call);
+                            None
+                        }
+                        StreamEvent::Usage(u) => Some(Event::Usage(u)),
+                        StreamEvent::Retrying { why, attempt } => {
+                            Some(Event::Retrying { why, attempt })
+                        }
+                        StreamEvent::Done => None,
+                    };
+                    if let (Some(e), None) = (shown, &sink_error) {
+                        if let Err(err) = sink.event(e) {
+                            sink_error = Some(err);
+                        }
+                    }
+                },
+            );
+            if let Some(e) = sink_error {
+                return Err(AgentError::Output(e));
+            }
+            match result {
+                Ok(()) => return Ok(reply),
+                Err(e) if e.kind == LlmErrorKind::Cancelled => return Err(AgentError::Cancelled),
+                Err(e) if e.kind == LlmErrorKind::ContextLength && history.len() >= 2 => {
+                    history.drain(..2);
+                    sink.event(Event::Retrying {
+                        why: format!("{}; leaving out the oldest question and answer", e.message),
+                        attempt: 1,
+                    })?;
+                }
+                Err(e) => {
+                    sink.event(Event::Error(e.message.clone()))?;
+                    return Err(AgentError::Llm(e));
+                }
+            }
+        }
+    }
+
+    /// Runs a checked statement, streaming rows to the sink in batches and
+    /// keeping a bounded CSV preview for the history.
+    fn run(
+        &self,
+        checked: &CheckedSql,
+        sink: &mut dyn EventSink,
+    ) -> Result<(QueryStats, String), RunError> {
+        if checked.access() == Access::Write && !sink.confirm(checked.sql()) {
+            return Err(RunError::Final(AgentError::Refused(format!(
+                "not run: {} changes data and was not confirmed (answer y on a terminal, or add --yes in scripts)",
+                checked.kind()
+            ))));
+        }
+        sink.event(Event::QueryStarted {
+            sql: checked.sql().to_string(),
+        })
+        .map_err(|e| RunError::Final(e.into()))?;
+        let mut forward = Forward::new(sink);
+        let result = self.source.execute(checked, &mut forward);
+        let flushed = forward.flush();
+        let preview = std::mem::take(&mut forward.preview).finish();
+        let stats = match result {
+            Ok(stats) => stats,
+            Err(ExecError::Engine(msg)) => return Err(RunError::Fixable(msg)),
+            Err(ExecError::Cancelled) => return Err(RunError::Final(AgentError::Cancelled)),
+            Err(ExecError::Output(e)) => return Err(RunError::Final(AgentError::Output(e))),
+            Err(e @ ExecError::Timeout(_)) => {
+                return Err(RunError::Final(AgentError::QueryFailed(e.to_string())))
+            }
+        };
+        flushed.map_err(|e| RunError::Final(e.into()))?;
+        sink.event(Event::QueryFinished {
+            rows: stats.rows,
+            elapsed: stats.elapsed,
+            changed: stats.changed,
+        })
+        .map_err(|e| RunError::Final(e.into()))?;
+        Ok((stats, preview))
+    }
+
+    fn finish(
+        &mut self,
+        sink: &mut dyn EventSink,
+        asked: HistoryMessage,
+        answer: HistoryMessage,
+        sql: Option<String>,
+        rows: Option<u64>,
+        text: String,
+    ) -> Result<TurnOutcome, AgentError> {
+        self.history.push(asked);
+        self.history.push(answer);
+        sink.event(Event::TurnDone)?;
+        Ok(TurnOutcome {
+            sql,
+            rows,
+            answer: text,
+        })
+    }
+
+    /// Records a failed turn (so a follow-up can refer to it) and reports it.
+    fn fail(
+        &mut self,
+        sink: &mut dyn EventSink,
+        asked: HistoryMessage,
+        text: &str,
+        sql: Option<(&str, String)>,
+        error: AgentError,
+    ) -> AgentError {
+        let mut answer = HistoryMessage::assistant(text);
+        if let Some((sql, why)) = sql {
+            answer = answer.with_sql(sql, Err(why));
+        }
+        self.history.push(asked);
+        self.history.push(answer);
+        if !matches!(error, AgentError::Output(_) | AgentError::Cancelled) {
+            let _ = sink.event(Event::Error(error.to_string()));
+        }
+        let _ = sink.event(Event::TurnDone);
+        error
+    }
+}
+
+enum RunError {
+    /// The model may fix it (parse or execution error).
+    Fixable(String),
+    /// Ends the turn.
+    Final(AgentError),
+}
+
+/// Tells the model what went wrong, in the form its answer used.
+fn feedback(reply: &Reply, found: &Found, why: &str) -> Vec<Message> {
+    let fix = format!("That SQL failed: {why}\nReply with a corrected statement.");
+    let mut said = Message::assistant(reply.text.clone());
+    match &found.tool_call_id {
+        Some(id) => {
+            said.tool_calls = reply.tool_calls.clone();
+            let mut out = vec![said];
+            for call in &reply.tool_calls {
+                let content = if &call.id == id {
+                    fix.clone()
+                } else {
+                    "not run".to_string()
+                };
+                out.push(Message::tool_result(call.id.clone(), content));
+            }
+            out
+        }
+        None => vec![said, Message::user(fix)],
+    }
+}
+
+/// A [`RowSink`] that forwards rows to the event sink in batches and keeps
+/// the preview.
+struct Forward<'a> {
+    sink: &'a mut dyn EventSink,
+    batch: Vec<Vec<Value>>,
+    preview: Preview,
+}
+
+impl<'a> Forward<'a> {
+    fn new(sink: &'a mut dyn EventSink) -> Self {
+        Forward {
+            sink,
+            batch: Vec::new(),
+            preview: Preview::default(),
+        }
+    }
+
+    fn flush(&mut self) -> io::Result<()> {
+        if self.batch.is_empty() {
+            return Ok(());
+        }
+        self.sink
+            .event(Event::Rows(std::mem::take(&mut self.batch)))
+    }
+}
+
+impl RowSink for Forward<'_> {
+    fn columns(&mut self, columns: &[Column]) -> io::Result<()> {
+        self.preview.columns(columns);
+        self.sink.event(Event::Columns(columns.to_vec()))
+    }
+
+    fn row(&mut self, row: &[Value]) -> io::Result<()> {
+        self.preview.row(row);
+        self.batch.push(row.to_vec());
+        if self.batch.len() >= BATCH {
+            self.flush()?;
+        }
+        Ok(())
+    }
+}
+
+/// The first rows as CSV, at most [`PREVIEW_ROWS`] rows and [`PREVIEW_BYTES`].
+#[derive(Default)]
+struct Preview {
+    text: String,
+    rows: usize,
+    full: bool,
+}
+
+impl Preview {
+    fn line(&mut self, cells: impl Iterator<Item = String>) {
+        if self.full {
+            return;
+        }
+        let mut w = csv::WriterBuilder::new().from_writer(Vec::new());
+        let cells: Vec<String> = cells.collect();
+        let line = match w
+            .write_record(&cells)
+            .and_then(|_| w.flush().map_err(csv::Error::from))
+        {
+            Ok(()) => String::from_utf8_lossy(w.get_ref()).into_owned(),
+            Err(_) => return,
+        };
+        if self.text.len() + line.len() > PREVIEW_BYTES {
+            self.full = true;
+            return;
+        }
+        self.text.push_str(&line);
+    }
+
+    fn columns(&mut self, columns: &[Column]) {
+        self.line(columns.iter().map(|c| c.name.clone()));
+    }
+
+    fn row(&mut self, row: &[Value]) {
+        if self.rows >= PREVIEW_ROWS {
+            self.full = true;
+            return;
+        }
+        self.rows += 1;
+        self.line(row.iter().map(|v| match v {
+            Value::Null => "NULL".to_string(),
+            v => v.to_text(),
+        }));
+    }
+
+    fn finish(self) -> String {
+        self.text
+    }
+}

@@ -1,0 +1,405 @@
+//! The HTTP side shared by every provider: timeouts, retries with
+//! exponential backoff and jitter (honouring `Retry-After`), error
+//! classification, and reading a reply either as SSE or as one JSON body.
+//! Keys travel in headers only; `-vv` logs URLs and bodies, never headers.
+
+use std::collections::BTreeMap;
+use std::time::Duration;
+
+use backon::{BackoffBuilder, ExponentialBuilder};
+use eventsource_stream::{Event, Eventsource};
+use futures_util::StreamExt;
+use reqwest::header::{HeaderMap, RETRY_AFTER};
+use reqwest::StatusCode;
+
+use super::{head, Cancel, ChatModel, ChatRequest, LlmError, LlmErrorKind, StreamEvent, ToolCall};
+
+/// Bytes of a body quoted in error messages.
+const QUOTE: usize = 200;
+/// The longest `Retry-After` aiq waits for.
+const MAX_RETRY_AFTER: Duration = Duration::from_secs(60);
+
+/// A provider's wire format.
+pub(crate) trait Wire: Send + Sync {
+    /// `openai` / `anthropic` / `ollama`, for messages.
+    fn provider(&self) -> &'static str;
+    fn url(&self) -> String;
+    /// Where the provider lists its models (used by `aiq doctor`).
+    fn models_url(&self) -> String;
+    /// Headers for every request, including the key.
+    fn headers(&self) -> HeaderMap;
+    fn body(&self, model: &str, request: ChatRequest<'_>, stream: bool) -> serde_json::Value;
+    /// Handles one SSE event; true once the reply is complete.
+    fn on_event(
+        &self,
+        state: &mut StreamState,
+        event: &Event,
+        out: &mut dyn FnMut(StreamEvent),
+    ) -> Result<bool, LlmError>;
+    /// Handles a whole (non-streamed) reply.
+    fn on_body(
+        &self,
+        body: &serde_json::Value,
+        out: &mut dyn FnMut(StreamEvent),
+    ) -> Result<(), LlmError>;
+}
+
+/// Tool calls assembled from stream fragments, by their index.
+#[derive(Debug, Default)]
+pub(crate) struct StreamState {
+    pub tools: BTreeMap<u64, ToolCall>,
+}
+
+impl StreamState {
+    /// Emits the assembled tool calls in order.
+    pub fn flush_tools(&mut self, out: &mut dyn FnMut(StreamEvent)) {
+        for (_, call) in std::mem::take(&mut self.tools) {
+            out(StreamEvent::ToolCall(call));
+        }
+    }
+}
+
+/// A model behind an HTTP API in one of the wire formats.
+pub(crate) struct HttpModel<W: Wire> {
+    pub wire: W,
+    pub model: String,
+    pub stream: bool,
+    /// Whether tool definitions are sent (some local servers reject them).
+    pub tools: bool,
+    pub client: reqwest::Client,
+    pub runtime: tokio::runtime::Runtime,
+    pub max_retries: u32,
+}
+
+/// The reqwest client every provider uses.
+pub(crate) fn client(timeout: Duration) -> Result<reqwest::Client, LlmError> {
+    reqwest::Client::builder()
+        .connect_timeout(Duration::from_secs(10).min(timeout))
+        .read_timeout(timeout)
+        .user_agent(concat!("aiq/", env!("CARGO_PKG_VERSION")))
+        .build()
+        .map_err(|e| {
+            LlmError::new(
+                LlmErrorKind::Http,
+                format!("cannot set up the HTTP client: {e}"),
+            )
+        })
+}
+
+/// A current-thread runtime for one model.
+pub(crate) fn runtime() -> Result<tokio::runtime::Runtime, LlmError> {
+    tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .map_err(|e| {
+            LlmError::new(
+                LlmErrorKind::Http,
+                format!("cannot start the HTTP runtime: {e}"),
+            )
+        })
+}
+
+impl<W: Wire> ChatModel for HttpModel<W> {
+    fn provider(&self) -> &str {
+        self.wire.provider()
+    }
+
+    fn model(&self) -> &str {
+        &self.model
+    }
+
+    fn check(&self) -> Result<String, LlmError> {
+        HttpModel::check(self)
+    }
+
+    fn chat(
+        &self,
+        request: ChatRequest<'_>,
+        cancel: &Cancel,
+        on_event: &mut dyn FnMut(StreamEvent),
+    ) -> Result<(), LlmError> {
+        let request = if self.tools {
+            request
+        } else {
+            ChatRequest {
+                tools: &[],
+                ..request
+            }
+        };
+        let body = self.wire.body(&self.model, request, self.stream);
+        self.runtime.block_on(async {
+            tokio::select! {
+                biased;
+                _ = cancel.cancelled() => Err(LlmError::new(LlmErrorKind::Cancelled, "cancelled")),
+                result = self.exchange(&body, on_event) => result,
+            }
+        })
+    }
+}
+
+impl<W: Wire> HttpModel<W> {
+    /// Lists the provider's models once, without retries: is the endpoint
+    /// there, is the key accepted, is the model known.
+    pub(crate) fn check(&self) -> Result<String, LlmError> {
+        let provider = self.wire.provider();
+        let url = self.wire.models_url();
+        let result: Result<(StatusCode, String), reqwest::Error> = self.runtime.block_on(async {
+            let response = self
+                .client
+                .get(&url)
+                .headers(self.wire.headers())
+                .send()
+                .await?;
+            let status = response.status();
+            Ok((status, response.text().await.unwrap_or_default()))
+        });
+        match result {
+            Ok((status, body)) if status.is_success() => {
+                let listed = body.contains(&format!("\"{}\"", self.model));
+                Ok(format!(
+                    "{provider} at {url} answers; model {} {}",
+                    self.model,
+                    if listed {
+                        "is listed"
+                    } else {
+                        "is not in its list (check --model)"
+                    }
+                ))
+            }
+            Ok((status, body)) => Err(classify(provider, status, &body)),
+            Err(e) => Err(LlmError::new(
+                LlmErrorKind::Unreachable,
+                format!("{provider}: cannot connect to {url} ({})", root_cause(&e)),
+            )),
+        }
+    }
+
+    async fn exchange(
+        &self,
+        body: &serde_json::Value,
+        on_event: &mut dyn FnMut(StreamEvent),
+    ) -> Result<(), LlmError> {
+        let response = self.post(body, on_event).await?;
+        let provider = self.wire.provider();
+        if self.stream {
+            let mut events = response.bytes_stream().eventsource();
+            let mut state = StreamState::default();
+            while let Some(event) = events.next().await {
+                let event = event.map_err(|e| {
+                    LlmError::new(
+                        LlmErrorKind::Malformed,
+                        format!("{provider}: the reply stream broke: {e}"),
+                    )
+                })?;
+                tracing::debug!(event = %event.event, data = %event.data, "{provider} stream event");
+                if self.wire.on_event(&mut state, &event, on_event)? {
+                    on_event(StreamEvent::Done);
+                    return Ok(());
+                }
+            }
+            return Err(LlmError::new(
+                LlmErrorKind::Malformed,
+                format!("{provider}: the reply stream ended before the answer was complete"),
+            ));
+        }
+        let text = response.text().await.map_err(|e| {
+            LlmError::new(
+                LlmErrorKind::Malformed,
+                format!("{provider}: cannot read the reply: {e}"),
+            )
+        })?;
+        tracing::debug!(body = %text, "{provider} reply");
+        let json: serde_json::Value = serde_json::from_str(&text).map_err(|_| {
+            LlmError::new(
+                LlmErrorKind::Malformed,
+                format!(
+                    "{provider}: the reply is not JSON: {:?}",
+                    head(&text, QUOTE)
+                ),
+            )
+        })?;
+        self.wire.on_body(&json, on_event)?;
+        on_event(StreamEvent::Done);
+        Ok(())
+    }
+
+    /// POSTs with retries on connection errors, timeouts, 429 and 5xx.
+    async fn post(
+        &self,
+        body: &serde_json::Value,
+        on_event: &mut dyn FnMut(StreamEvent),
+    ) -> Result<reqwest::Response, LlmError> {
+        let provider = self.wire.provider();
+        let url = self.wire.url();
+        let mut delays = ExponentialBuilder::default()
+            .with_min_delay(Duration::from_millis(200))
+            .with_max_delay(Duration::from_secs(10))
+            .with_jitter()
+            .with_max_times(self.max_retries as usize)
+            .build();
+        let mut attempt: u32 = 0;
+        loop {
+            attempt += 1;
+            tracing::debug!(%url, attempt, body = %body, "{provider} request");
+            let sent = self
+                .client
+                .post(&url)
+                .headers(self.wire.headers())
+                .json(body)
+                .send()
+                .await;
+            let (failure, retry_after) = match sent {
+                Ok(response) if response.status().is_success() => return Ok(response),
+                Ok(response) => {
+                    let status = response.status();
+                    let retry_after = retry_after(response.headers());
+                    let text = response.text().await.unwrap_or_default();
+                    tracing::debug!(%status, body = %text, "{provider} error reply");
+                    let error = classify(provider, status, &text);
+                    if status != StatusCode::TOO_MANY_REQUESTS && !status.is_server_error() {
+                        return Err(error);
+                    }
+                    (error, retry_after)
+                }
+                Err(e) if e.is_connect() || e.is_timeout() || e.is_request() => {
+                    let what = if e.is_timeout() {
+                        "timed out"
+                    } else {
+                        "cannot connect"
+                    };
+                    let error = LlmError::new(
+                        LlmErrorKind::Unreachable,
+                        format!("{provider}: {what} at {url} ({}); check the base URL and that the server is running", root_cause(&e)),
+                    );
+                    (error, None)
+                }
+                Err(e) => {
+                    return Err(LlmError::new(
+                        LlmErrorKind::Http,
+                        format!("{provider}: request to {url} failed: {}", root_cause(&e)),
+                    ))
+                }
+            };
+            let Some(delay) = delays.next() else {
+                return Err(failure);
+            };
+            let delay = retry_after.unwrap_or(delay).min(MAX_RETRY_AFTER);
+            on_event(StreamEvent::Retrying {
+                why: failure.message.clone(),
+                attempt,
+            });
+            tokio::time::sleep(delay).await;
+        }
+    }
+}
+
+fn retry_after(headers: &HeaderMap) -> Option<Duration> {
+    let value = headers.get(RETRY_AFTER)?.to_str().ok()?;
+    value
+        .trim()
+        .parse::<f64>()
+        .ok()
+        .filter(|s| *s >= 0.0)
+        .map(Duration::from_secs_f64)
+}
+
+fn root_cause(e: &(dyn std::error::Error + 'static)) -> String {
+    let mut cause = e;
+    while let Some(next) = cause.source() {
+        cause = next;
+    }
+    cause.to_string()
+}
+
+/// Phrases providers use for "the prompt does not fit".
+const CONTEXT_MARKERS: &[&str] = &[
+    "context_length_exceeded",
+    "maximum context length",
+    "context length",
+    "context window",
+    "prompt is too long",
+    "too many tokens",
+];
+
+/// An HTTP error status as an [`LlmError`] that says what to do.
+fn classify(provider: &str, status: StatusCode, body: &str) -> LlmError {
+    let quoted = head(body.trim(), QUOTE);
+    let lower = body.to_ascii_lowercase();
+    let code = status.as_u16();
+    if (code == 400 || code == 413) && CONTEXT_MARKERS.iter().any(|m| lower.contains(m)) {
+        return LlmError::new(
+            LlmErrorKind::ContextLength,
+            format!("{provider}: the prompt is longer than the model's context window ({quoted})"),
+        );
+    }
+    match code {
+        401 | 403 => LlmError::new(
+            LlmErrorKind::Auth,
+            format!("{provider} refused the API key (HTTP {code}: {quoted}); set AIQ_API_KEY (or OPENAI_API_KEY / ANTHROPIC_API_KEY)"),
+        ),
+        402 | 429 => LlmError::new(
+            LlmErrorKind::Quota,
+            format!("{provider}: rate limit or quota reached (HTTP {code}: {quoted}); wait and try again, or check your plan"),
+        ),
+        404 => LlmError::new(
+            LlmErrorKind::Http,
+            format!("{provider}: not found (HTTP 404: {quoted}); check the model name and base URL"),
+        ),
+        _ => LlmError::new(LlmErrorKind::Http, format!("{provider} answered HTTP {code}: {quoted}")),
+    }
+}
+
+/// Reads a JSON string field, or reports what came back instead.
+pub(crate) fn malformed(provider: &str, what: &str, raw: &str) -> LlmError {
+    LlmError::new(
+        LlmErrorKind::Malformed,
+        format!("{provider}: {what}: {:?}", head(raw, QUOTE)),
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn statuses_map_to_kinds() {
+        assert_eq!(
+            classify("openai", StatusCode::UNAUTHORIZED, "bad key").kind,
+            LlmErrorKind::Auth
+        );
+        assert_eq!(
+            classify("openai", StatusCode::TOO_MANY_REQUESTS, "").kind,
+            LlmErrorKind::Quota
+        );
+        assert_eq!(
+            classify(
+                "openai",
+                StatusCode::BAD_REQUEST,
+                r#"{"error":{"code":"context_length_exceeded"}}"#
+            )
+            .kind,
+            LlmErrorKind::ContextLength
+        );
+        assert_eq!(
+            classify(
+                "anthropic",
+                StatusCode::BAD_REQUEST,
+                "prompt is too long: 300000 tokens"
+            )
+            .kind,
+            LlmErrorKind::ContextLength
+        );
+        let e = classify("openai", StatusCode::BAD_REQUEST, &"x".repeat(500));
+        assert_eq!(e.kind, LlmErrorKind::Http);
+        assert!(e.message.len() < 300, "{}", e.message);
+    }
+
+    #[test]
+    fn retry_after_seconds() {
+        let mut h = HeaderMap::new();
+        h.insert(RETRY_AFTER, "2".parse().unwrap());
+        assert_eq!(retry_after(&h), Some(Duration::from_secs(2)));
+        h.insert(RETRY_AFTER, "soon".parse().unwrap());
+        assert_eq!(retry_after(&h), None);
+    }
+}

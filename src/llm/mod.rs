@@ -1,0 +1,229 @@
+//! The model layer (SPEC §5.1): one [`ChatModel`] trait — messages and tool
+//! definitions in, a stream of [`StreamEvent`]s out — with OpenAI-compatible
+//! and Anthropic wire formats over one HTTP client that times out, retries
+//! with backoff and never logs the key.
+//!
+//! The trait is synchronous for the front ends: each model owns a small
+//! tokio runtime and blocks on it; a [`Cancel`] aborts the request in flight.
+
+mod anthropic;
+mod http;
+mod openai;
+pub mod settings;
+
+use std::sync::Arc;
+
+use serde::{Deserialize, Serialize};
+
+pub use settings::{connect, LlmFlags, Provider, Settings};
+
+/// Who wrote a message.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Role {
+    System,
+    User,
+    Assistant,
+    Tool,
+}
+
+impl Role {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Role::System => "system",
+            Role::User => "user",
+            Role::Assistant => "assistant",
+            Role::Tool => "tool",
+        }
+    }
+}
+
+/// One message of a conversation as the model sees it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Message {
+    pub role: Role,
+    pub content: String,
+    /// Tool calls the assistant made in this message.
+    pub tool_calls: Vec<ToolCall>,
+    /// For `Role::Tool`: the call this message answers.
+    pub tool_call_id: Option<String>,
+}
+
+impl Message {
+    fn new(role: Role, content: impl Into<String>) -> Self {
+        Message {
+            role,
+            content: content.into(),
+            tool_calls: Vec::new(),
+            tool_call_id: None,
+        }
+    }
+
+    pub fn system(content: impl Into<String>) -> Self {
+        Self::new(Role::System, content)
+    }
+
+    pub fn user(content: impl Into<String>) -> Self {
+        Self::new(Role::User, content)
+    }
+
+    pub fn assistant(content: impl Into<String>) -> Self {
+        Self::new(Role::Assistant, content)
+    }
+
+    /// The answer to a tool call.
+    pub fn tool_result(call_id: impl Into<String>, content: impl Into<String>) -> Self {
+        Message {
+            tool_call_id: Some(call_id.into()),
+            ..Self::new(Role::Tool, content)
+        }
+    }
+}
+
+/// A tool call made by the model.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ToolCall {
+    pub id: String,
+    pub name: String,
+    /// The arguments as JSON text.
+    pub arguments: String,
+}
+
+/// A tool the model may call.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ToolDef {
+    pub name: String,
+    pub description: String,
+    /// JSON Schema of the arguments.
+    pub parameters: serde_json::Value,
+}
+
+/// What one request sends.
+#[derive(Debug, Clone, Copy)]
+pub struct ChatRequest<'a> {
+    pub messages: &'a [Message],
+    pub tools: &'a [ToolDef],
+}
+
+/// Token counts reported by the provider.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Usage {
+    pub input_tokens: u64,
+    pub output_tokens: u64,
+}
+
+/// What a model reports while it answers.
+#[derive(Debug, Clone, PartialEq)]
+pub enum StreamEvent {
+    TextDelta(String),
+    ToolCall(ToolCall),
+    Usage(Usage),
+    /// The request failed in a way worth retrying; another attempt follows.
+    Retrying {
+        why: String,
+        attempt: u32,
+    },
+    Done,
+}
+
+/// Why a model request failed. Exit code 4, except a cancel (130).
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{message}")]
+pub struct LlmError {
+    pub kind: LlmErrorKind,
+    pub message: String,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum LlmErrorKind {
+    /// Not configured, or nothing answers at the address.
+    Unreachable,
+    /// The key was refused (401/403).
+    Auth,
+    /// Rate limit or quota exhausted after retries.
+    Quota,
+    /// The prompt is longer than the model's context window.
+    ContextLength,
+    /// The reply was not what the wire format promises.
+    Malformed,
+    /// Any other HTTP failure.
+    Http,
+    /// Cancelled (Ctrl-C).
+    Cancelled,
+    /// A bad setting (unknown provider): a usage error.
+    Usage,
+}
+
+impl LlmError {
+    pub fn new(kind: LlmErrorKind, message: impl Into<String>) -> Self {
+        LlmError {
+            kind,
+            message: message.into(),
+        }
+    }
+}
+
+/// A language model.
+pub trait ChatModel: Send {
+    /// `openai`, `anthropic` or `ollama`.
+    fn provider(&self) -> &str;
+    /// The model name sent with each request.
+    fn model(&self) -> &str;
+    /// Checks that the endpoint answers and accepts the key (`aiq doctor`);
+    /// returns a one-line description.
+    fn check(&self) -> Result<String, LlmError>;
+    /// Sends the request and reports the answer through `on_event` as it
+    /// arrives, ending with [`StreamEvent::Done`].
+    fn chat(
+        &self,
+        request: ChatRequest<'_>,
+        cancel: &Cancel,
+        on_event: &mut dyn FnMut(StreamEvent),
+    ) -> Result<(), LlmError>;
+}
+
+/// Cancels a model request from another thread (Ctrl-C).
+#[derive(Clone)]
+pub struct Cancel {
+    tx: Arc<tokio::sync::watch::Sender<bool>>,
+}
+
+impl Default for Cancel {
+    fn default() -> Self {
+        let (tx, _) = tokio::sync::watch::channel(false);
+        Cancel { tx: Arc::new(tx) }
+    }
+}
+
+impl Cancel {
+    pub fn cancel(&self) {
+        self.tx.send_replace(true);
+    }
+
+    /// Clears a previous cancel before a new request.
+    pub fn reset(&self) {
+        self.tx.send_replace(false);
+    }
+
+    pub fn is_cancelled(&self) -> bool {
+        *self.tx.borrow()
+    }
+
+    /// Resolves once [`Cancel::cancel`] has been called.
+    pub async fn cancelled(&self) {
+        let mut rx = self.tx.subscribe();
+        let _ = rx.wait_for(|c| *c).await;
+    }
+}
+
+/// The first `n` bytes of a body, for error messages (on a char boundary).
+pub(crate) fn head(body: &str, n: usize) -> &str {
+    if body.len() <= n {
+        return body;
+    }
+    let mut end = n;
+    while !body.is_char_boundary(end) {
+        end -= 1;
+    }
+    &body[..end]
+}

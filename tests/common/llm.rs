@@ -1,0 +1,350 @@
+//! A scripted model server on 127.0.0.1 for tests: it speaks the OpenAI
+//! (`/v1/chat/completions`) and Anthropic (`/v1/messages`) wire formats,
+//! streaming (SSE, sent in small pieces, CRLF and comments included) and
+//! not, answers with the scripted replies in order, can inject faults, and
+//! records every request it got.
+
+#![allow(dead_code)]
+
+use std::collections::VecDeque;
+use std::convert::Infallible;
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use axum::body::{Body, Bytes};
+use axum::http::{HeaderMap, Method, StatusCode, Uri};
+use axum::response::Response;
+use serde_json::{json, Value};
+
+/// One scripted answer.
+#[derive(Debug, Clone)]
+pub enum Reply {
+    /// The model answers with this text.
+    Text(String),
+    /// The model calls `run_sql` with this SQL.
+    ToolSql(String),
+    /// An HTTP error with a body and an optional `Retry-After` (seconds).
+    Status(u16, String, Option<u64>),
+    /// 200 with a body that is not JSON.
+    Garbage,
+    /// A stream that stops before its end (or a truncated JSON body).
+    Cut(String),
+    /// A reply with no choices.
+    EmptyChoices,
+    /// Waits, then answers.
+    Slow(Duration, Box<Reply>),
+}
+
+/// A request the server received.
+#[derive(Debug, Clone)]
+pub struct Recorded {
+    pub method: String,
+    pub path: String,
+    pub headers: Vec<(String, String)>,
+    pub body: Value,
+    pub raw: String,
+}
+
+impl Recorded {
+    pub fn header(&self, name: &str) -> Option<&str> {
+        self.headers
+            .iter()
+            .find(|(k, _)| k.eq_ignore_ascii_case(name))
+            .map(|(_, v)| v.as_str())
+    }
+
+    /// The `messages` array as (role, content) pairs.
+    pub fn messages(&self) -> Vec<(String, String)> {
+        self.body["messages"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .map(|m| {
+                let content = match &m["content"] {
+                    Value::String(s) => s.clone(),
+                    other => other.to_string(),
+                };
+                (m["role"].as_str().unwrap_or_default().to_string(), content)
+            })
+            .collect()
+    }
+}
+
+#[derive(Default)]
+struct State {
+    replies: Mutex<VecDeque<Reply>>,
+    requests: Mutex<Vec<Recorded>>,
+}
+
+/// The running server; stops when dropped.
+pub struct ModelServer {
+    pub url: String,
+    state: Arc<State>,
+    runtime: Option<tokio::runtime::Runtime>,
+}
+
+impl ModelServer {
+    pub fn start(replies: Vec<Reply>) -> ModelServer {
+        let state = Arc::new(State::default());
+        state.replies.lock().unwrap().extend(replies);
+        let runtime = tokio::runtime::Builder::new_multi_thread()
+            .worker_threads(1)
+            .enable_all()
+            .build()
+            .expect("runtime");
+        let listener = runtime
+            .block_on(tokio::net::TcpListener::bind("127.0.0.1:0"))
+            .expect("bind 127.0.0.1");
+        let url = format!("http://{}", listener.local_addr().unwrap());
+        let shared = Arc::clone(&state);
+        let app = axum::Router::new().fallback(
+            move |method: Method, uri: Uri, headers: HeaderMap, body: Bytes| {
+                let state = Arc::clone(&shared);
+                async move { handle(state, method, uri, headers, body).await }
+            },
+        );
+        runtime.spawn(async move {
+            let _ = axum::serve(listener, app).await;
+        });
+        ModelServer {
+            url,
+            state,
+            runtime: Some(runtime),
+        }
+    }
+
+    /// The OpenAI-style base URL (`…/v1`).
+    pub fn base(&self) -> String {
+        format!("{}/v1", self.url)
+    }
+
+    pub fn requests(&self) -> Vec<Recorded> {
+        self.state.requests.lock().unwrap().clone()
+    }
+
+    /// Requests to the chat endpoints only.
+    pub fn chats(&self) -> Vec<Recorded> {
+        self.requests()
+            .into_iter()
+            .filter(|r| r.path.ends_with("/chat/completions") || r.path.ends_with("/messages"))
+            .collect()
+    }
+
+    pub fn push(&self, reply: Reply) {
+        self.state.replies.lock().unwrap().push_back(reply);
+    }
+}
+
+impl Drop for ModelServer {
+    fn drop(&mut self) {
+        if let Some(rt) = self.runtime.take() {
+            rt.shutdown_background();
+        }
+    }
+}
+
+async fn handle(
+    state: Arc<State>,
+    method: Method,
+    uri: Uri,
+    headers: HeaderMap,
+    body: Bytes,
+) -> Response {
+    let raw = String::from_utf8_lossy(&body).into_owned();
+    let json: Value = serde_json::from_str(&raw).unwrap_or(Value::Null);
+    let path = uri.path().to_string();
+    state.requests.lock().unwrap().push(Recorded {
+        method: method.to_string(),
+        path: path.clone(),
+        headers: headers
+            .iter()
+            .map(|(k, v)| (k.to_string(), v.to_str().unwrap_or_default().to_string()))
+            .collect(),
+        body: json.clone(),
+        raw,
+    });
+    if method == Method::GET {
+        return match path.as_str() {
+            "/api/tags" => json_response(200, json!({"models": [{"name": "llama-test"}]})),
+            p if p.ends_with("/models") => {
+                json_response(200, json!({"data": [{"id": "test-model"}]}))
+            }
+            _ => json_response(404, json!({"error": "not found"})),
+        };
+    }
+    let anthropic = path.ends_with("/messages");
+    let stream = json["stream"].as_bool().unwrap_or(false);
+    let next = state.replies.lock().unwrap().pop_front();
+    let mut reply = match next {
+        Some(r) => r,
+        None => return json_response(500, json!({"error": {"message": "no scripted reply left"}})),
+    };
+    while let Reply::Slow(delay, inner) = reply {
+        tokio::time::sleep(delay).await;
+        reply = *inner;
+    }
+    match reply {
+        Reply::Status(code, body, retry_after) => {
+            let mut r = Response::builder()
+                .status(code)
+                .header("content-type", "application/json");
+            if let Some(s) = retry_after {
+                r = r.header("retry-after", s.to_string());
+            }
+            r.body(Body::from(body)).unwrap()
+        }
+        Reply::Garbage => Response::builder()
+            .status(200)
+            .header("content-type", "text/html")
+            .body(Body::from(
+                "<html><body>502 upstream exploded</body></html>",
+            ))
+            .unwrap(),
+        Reply::EmptyChoices => json_response(200, json!({"id": "x", "choices": []})),
+        Reply::Cut(text) if stream => {
+            let events = if anthropic {
+                anthropic_events(&Reply::Text(text))
+            } else {
+                openai_events(&Reply::Text(text))
+            };
+            // Everything but the closing events.
+            let keep = events.len().saturating_sub(if anthropic { 3 } else { 2 });
+            sse(events[..keep].to_vec(), anthropic)
+        }
+        Reply::Cut(_) => Response::builder()
+            .status(200)
+            .header("content-type", "application/json")
+            .body(Body::from(
+                "{\"choices\": [{\"message\": {\"content\": \"SEL",
+            ))
+            .unwrap(),
+        reply if stream && anthropic => sse(anthropic_events(&reply), true),
+        reply if stream => sse(openai_events(&reply), false),
+        reply if anthropic => json_response(200, anthropic_body(&reply)),
+        reply => json_response(200, openai_body(&reply)),
+    }
+}
+
+fn json_response(code: u16, body: Value) -> Response {
+    Response::builder()
+        .status(StatusCode::from_u16(code).unwrap())
+        .header("content-type", "application/json")
+        .body(Body::from(body.to_string()))
+        .unwrap()
+}
+
+/// Sends SSE events in 7-byte pieces, so events split across reads at
+/// arbitrary bytes; Anthropic streams use CRLF line ends.
+fn sse(events: Vec<String>, crlf: bool) -> Response {
+    let mut text = String::from(": keep-alive comment\n\n");
+    for e in events {
+        text.push_str(&e);
+        text.push_str("\n\n");
+    }
+    if crlf {
+        text = text.replace('\n', "\r\n");
+    }
+    let bytes = text.into_bytes();
+    let pieces: Vec<Result<Bytes, Infallible>> = bytes
+        .chunks(7)
+        .map(|c| Ok(Bytes::copy_from_slice(c)))
+        .collect();
+    Response::builder()
+        .status(200)
+        .header("content-type", "text/event-stream")
+        .body(Body::from_stream(futures_util::stream::iter(pieces)))
+        .unwrap()
+}
+
+fn chunks(text: &str) -> Vec<String> {
+    let chars: Vec<char> = text.chars().collect();
+    chars.chunks(5).map(|c| c.iter().collect()).collect()
+}
+
+fn openai_events(reply: &Reply) -> Vec<String> {
+    let mut out = Vec::new();
+    match reply {
+        Reply::Text(text) => {
+            for piece in chunks(text) {
+                out.push(format!(
+                    "data: {}",
+                    json!({"choices": [{"index": 0, "delta": {"content": piece}}]})
+                ));
+            }
+        }
+        Reply::ToolSql(sql) => {
+            let args = json!({"sql": sql}).to_string();
+            let (a, b) = args.split_at(args.len() / 2);
+            out.push(format!("data: {}", json!({"choices": [{"index": 0, "delta": {"tool_calls": [{"index": 0, "id": "call_1", "type": "function", "function": {"name": "run_sql", "arguments": a}}]}}]})));
+            out.push(format!("data: {}", json!({"choices": [{"index": 0, "delta": {"tool_calls": [{"index": 0, "function": {"arguments": b}}]}}]})));
+        }
+        other => panic!("not a streamable reply: {other:?}"),
+    }
+    out.push(format!(
+        "data: {}",
+        json!({"choices": [{"index": 0, "delta": {}, "finish_reason": "stop"}]})
+    ));
+    out.push(format!(
+        "data: {}",
+        json!({"choices": [], "usage": {"prompt_tokens": 11, "completion_tokens": 7}})
+    ));
+    out.push("data: [DONE]".to_string());
+    out
+}
+
+fn openai_body(reply: &Reply) -> Value {
+    let message = match reply {
+        Reply::Text(text) => json!({"role": "assistant", "content": text}),
+        Reply::ToolSql(sql) => json!({"role": "assistant", "content": null, "tool_calls": [
+            {"id": "call_1", "type": "function", "function": {"name": "run_sql", "arguments": json!({"sql": sql}).to_string()}}
+        ]}),
+        other => panic!("not a body reply: {other:?}"),
+    };
+    json!({"id": "c", "choices": [{"index": 0, "message": message, "finish_reason": "stop"}], "usage": {"prompt_tokens": 11, "completion_tokens": 7}})
+}
+
+fn anthropic_events(reply: &Reply) -> Vec<String> {
+    // message_start's JSON is split over two `data:` lines (joined with a newline).
+    let mut out = vec![
+        "event: message_start\ndata: {\"type\":\"message_start\",\ndata: \"message\":{\"usage\":{\"input_tokens\":11}}}".to_string(),
+        "event: ping\ndata: {\"type\":\"ping\"}".to_string(),
+    ];
+    match reply {
+        Reply::Text(text) => {
+            out.push(format!("event: content_block_start\ndata: {}", json!({"type": "content_block_start", "index": 0, "content_block": {"type": "text", "text": ""}})));
+            for piece in chunks(text) {
+                out.push(format!("event: content_block_delta\ndata: {}", json!({"type": "content_block_delta", "index": 0, "delta": {"type": "text_delta", "text": piece}})));
+            }
+        }
+        Reply::ToolSql(sql) => {
+            out.push(format!("event: content_block_start\ndata: {}", json!({"type": "content_block_start", "index": 0, "content_block": {"type": "tool_use", "id": "toolu_1", "name": "run_sql", "input": {}}})));
+            let args = json!({"sql": sql}).to_string();
+            let (a, b) = args.split_at(args.len() / 2);
+            for part in [a, b] {
+                out.push(format!("event: content_block_delta\ndata: {}", json!({"type": "content_block_delta", "index": 0, "delta": {"type": "input_json_delta", "partial_json": part}})));
+            }
+        }
+        other => panic!("not a streamable reply: {other:?}"),
+    }
+    out.push(format!(
+        "event: content_block_stop\ndata: {}",
+        json!({"type": "content_block_stop", "index": 0})
+    ));
+    out.push(format!("event: message_delta\ndata: {}", json!({"type": "message_delta", "delta": {"stop_reason": "end_turn"}, "usage": {"output_tokens": 7}})));
+    out.push(format!(
+        "event: message_stop\ndata: {}",
+        json!({"type": "message_stop"})
+    ));
+    out
+}
+
+fn anthropic_body(reply: &Reply) -> Value {
+    let content = match reply {
+        Reply::Text(text) => json!([{"type": "text", "text": text}]),
+        Reply::ToolSql(sql) => {
+            json!([{"type": "tool_use", "id": "toolu_1", "name": "run_sql", "input": {"sql": sql}}])
+        }
+        other => panic!("not a body reply: {other:?}"),
+    };
+    json!({"id": "m", "type": "message", "role": "assistant", "content": content, "usage": {"input_tokens": 11, "output_tokens": 7}})
+}

@@ -3,11 +3,13 @@
 #
 #   bash benches/run.sh [AIQ_BINARY]      # default: target/release/aiq
 #
-# Needs: sqlite3 and hyperfine (Debian: apt-get install sqlite3 hyperfine time).
+# Needs: sqlite3, hyperfine, GNU time, python3 (Debian: apt-get install sqlite3 hyperfine time).
 # Builds its data in a temp dir and prints a Markdown summary:
 #   1. export 1,000,000 rows to CSV: aiq vs the sqlite3 shell on the same
 #      file, same run (goal: aiq <= 1.5x sqlite3's wall time, peak RSS <= 64 MB);
-#   2. `aiq schema` on a 2,000-table SQLite file (goal: < 300 ms).
+#   2. `aiq schema` on a 2,000-table SQLite file (goal: < 300 ms);
+#   3. a single-shot question against a local scripted model server that
+#      answers at once (benches/mock_llm.py), whole process (goal: < 50 ms median).
 set -euo pipefail
 
 root="$(cd "$(dirname "$0")/.." && pwd)"
@@ -66,6 +68,24 @@ hyperfine --warmup 2 --runs 10 --export-json "$work/schema.json" \
 read -r t_schema <<<"$(result "$work/schema.json")"
 schema_bytes=$("$aiq" schema "$work/schema.db" | wc -c)
 
+echo "3. single-shot question, instant model" >&2
+sqlite3 "$work/shop.db" <<'SQL'
+CREATE TABLE customers (id INTEGER PRIMARY KEY, name TEXT NOT NULL, country TEXT NOT NULL);
+WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < 1000)
+INSERT INTO customers SELECT i, 'customer ' || i, substr('USDEGBFRNLSEESITCAJP', 1 + 2 * (i % 10), 2) FROM n;
+SQL
+port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
+python3 "$root/benches/mock_llm.py" "$port" "SELECT country, count(*) AS n FROM customers GROUP BY country ORDER BY n DESC" &
+mock=$!
+trap 'kill $mock 2>/dev/null; rm -rf "$work"' EXIT
+for _ in $(seq 50); do python3 -c "import socket; socket.create_connection(('127.0.0.1', $port))" 2>/dev/null && break; sleep 0.1; done
+export AIQ_PROVIDER=openai AIQ_BASE_URL="http://127.0.0.1:$port/v1" AIQ_API_KEY=bench AIQ_MODEL=bench
+"$aiq" "$work/shop.db" -q "how many customers per country?" -f csv > "$work/answer.csv"
+[ "$(wc -l < "$work/answer.csv")" -eq 11 ] || { echo "unexpected answer:" >&2; cat "$work/answer.csv" >&2; exit 1; }
+hyperfine -N --warmup 3 --runs 30 --export-json "$work/ask.json" \
+  -n "aiq -q" "'$aiq' '$work/shop.db' -q 'how many customers per country?' -f csv" >&2
+read -r t_ask <<<"$(result "$work/ask.json")"
+
 ratio=$(python3 -c "print(f'{$t_aiq/$t_sqlite:.2f}')")
 cat <<EOF
 
@@ -74,4 +94,5 @@ cat <<EOF
 | 1M rows to CSV, sqlite3 shell (median) | ${t_sqlite} ms, peak RSS $((rss_sqlite / 1024)) MB | — |
 | 1M rows to CSV, aiq (median) | ${t_aiq} ms (${ratio}× sqlite3), peak RSS $((rss_aiq / 1024)) MB, $((rows_aiq - 1)) rows | ≤ 1.5×, ≤ 64 MB |
 | \`aiq schema\`, 2,000 tables (median) | ${t_schema} ms (${schema_bytes} bytes of schema) | < 300 ms |
+| single-shot question, instant local model (median of 30) | ${t_ask} ms | < 50 ms |
 EOF

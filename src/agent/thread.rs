@@ -533,3 +533,190 @@ impl Preview {
         self.text
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use std::collections::VecDeque;
+    use std::sync::{Arc, Mutex};
+
+    use super::*;
+    use crate::llm::Role;
+    use crate::source::{self, OpenOptions, SourceSpec};
+
+    type Seen = Arc<Mutex<Vec<Vec<Message>>>>;
+
+    /// Answers from a script and remembers every request.
+    struct FakeModel {
+        replies: Mutex<VecDeque<Result<String, LlmError>>>,
+        seen: Seen,
+    }
+
+    impl ChatModel for FakeModel {
+        fn provider(&self) -> &str {
+            "fake"
+        }
+        fn model(&self) -> &str {
+            "fake-1"
+        }
+        fn check(&self) -> Result<String, LlmError> {
+            Ok("fake".into())
+        }
+        fn chat(
+            &self,
+            request: ChatRequest<'_>,
+            _cancel: &Cancel,
+            on_event: &mut dyn FnMut(StreamEvent),
+        ) -> Result<(), LlmError> {
+            self.seen.lock().unwrap().push(request.messages.to_vec());
+            let reply = self
+                .replies
+                .lock()
+                .unwrap()
+                .pop_front()
+                .expect("a scripted reply")?;
+            on_event(StreamEvent::TextDelta(reply));
+            on_event(StreamEvent::Done);
+            Ok(())
+        }
+    }
+
+    struct Quiet;
+    impl EventSink for Quiet {
+        fn event(&mut self, _: Event) -> io::Result<()> {
+            Ok(())
+        }
+        fn confirm(&mut self, _: &str) -> bool {
+            false
+        }
+    }
+
+    fn thread(
+        dir: &std::path::Path,
+        replies: Vec<Result<String, LlmError>>,
+        limit: usize,
+    ) -> (Thread, Seen) {
+        let path = dir.join("t.db");
+        let c = rusqlite::Connection::open(&path).unwrap();
+        c.execute_batch("CREATE TABLE t (month TEXT, n INTEGER); INSERT INTO t VALUES ('2024-01', 5), ('2024-02', 1);")
+            .unwrap();
+        let src = source::open(&SourceSpec::Sqlite(path), OpenOptions::default()).unwrap();
+        let catalog = src.introspect().unwrap();
+        let seen: Seen = Arc::default();
+        let model = FakeModel {
+            replies: Mutex::new(replies.into()),
+            seen: Arc::clone(&seen),
+        };
+        let options = ThreadOptions {
+            history_limit: limit,
+            ..ThreadOptions::default()
+        };
+        (Thread::new(Box::new(model), src, catalog, options), seen)
+    }
+
+    fn sql(s: &str) -> Result<String, LlmError> {
+        Ok(format!("```sql\n{s}\n```"))
+    }
+
+    #[test]
+    fn follow_ups_carry_the_previous_pair_with_real_numbers() {
+        let dir = tempfile::tempdir().unwrap();
+        let (mut t, seen) = thread(
+            dir.path(),
+            vec![
+                sql("SELECT month, n FROM t ORDER BY month"),
+                Ok("February is low: 1.".into()),
+            ],
+            20,
+        );
+        t.ask("orders per month?", &mut Quiet).unwrap();
+        let outcome = t.ask("why is February so low?", &mut Quiet).unwrap();
+        assert_eq!(outcome.answer, "February is low: 1.");
+        let seen = seen.lock().unwrap();
+        let roles: Vec<Role> = seen[1].iter().map(|m| m.role).collect();
+        assert_eq!(
+            roles,
+            [Role::System, Role::User, Role::Assistant, Role::User]
+        );
+        assert_eq!(seen[1][1].content, "orders per month?");
+        assert!(
+            seen[1][2].content.contains("Result: 2 rows"),
+            "{}",
+            seen[1][2].content
+        );
+        assert!(
+            seen[1][2].content.contains("2024-02,1"),
+            "{}",
+            seen[1][2].content
+        );
+        assert_eq!(seen[1][3].content, "why is February so low?");
+        let h = t.history();
+        assert_eq!(h.len(), 4);
+        assert_eq!(
+            h[1].sql.as_deref(),
+            Some("SELECT month, n FROM t ORDER BY month")
+        );
+        assert_eq!(h[1].row_count, Some(2));
+    }
+
+    #[test]
+    fn history_is_trimmed_to_the_limit() {
+        let dir = tempfile::tempdir().unwrap();
+        let replies = (0..4).map(|i| sql(&format!("SELECT {i}"))).collect();
+        let (mut t, seen) = thread(dir.path(), replies, 2);
+        for i in 0..4 {
+            t.ask(&format!("q{i}"), &mut Quiet).unwrap();
+        }
+        let seen = seen.lock().unwrap();
+        let last = &seen[3];
+        // system + 2 kept pairs + the question
+        assert_eq!(last.len(), 6);
+        assert_eq!(last[1].content, "q1");
+        assert_eq!(last[5].content, "q3");
+        assert_eq!(t.history().len(), 8);
+    }
+
+    #[test]
+    fn context_too_long_drops_the_oldest_pair_then_gives_up() {
+        let dir = tempfile::tempdir().unwrap();
+        let too_long = || {
+            Err(LlmError::new(
+                LlmErrorKind::ContextLength,
+                "fake: the prompt is too long",
+            ))
+        };
+        let (mut t, seen) = thread(
+            dir.path(),
+            vec![
+                sql("SELECT 1"),
+                sql("SELECT 2"),
+                too_long(),
+                sql("SELECT 3"),
+                too_long(),
+                too_long(),
+                too_long(),
+                too_long(),
+            ],
+            20,
+        );
+        t.ask("a", &mut Quiet).unwrap();
+        t.ask("b", &mut Quiet).unwrap();
+        t.ask("c", &mut Quiet).unwrap();
+        {
+            let seen = seen.lock().unwrap();
+            assert_eq!(seen[2].len(), 6, "system + 2 pairs + question");
+            assert_eq!(seen[3].len(), 4, "the oldest pair was dropped");
+            assert_eq!(seen[3][1].content, "b");
+        }
+        let e = t.ask("d", &mut Quiet).unwrap_err();
+        assert!(
+            matches!(e, AgentError::Llm(ref l) if l.kind == LlmErrorKind::ContextLength),
+            "{e:?}"
+        );
+        let seen = seen.lock().unwrap();
+        assert_eq!(
+            seen.last().unwrap().len(),
+            2,
+            "down to no history: system + question"
+        );
+    }
+}

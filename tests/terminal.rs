@@ -1,5 +1,6 @@
-//! Write confirmation on a real terminal (a pseudo-terminal): `[y/N]`
-//! declines by default and runs the statement only on "y".
+//! aiq on a real terminal (a pseudo-terminal): write confirmation (`[y/N]`
+//! declines by default, runs only on "y") and the console sink of a
+//! single-shot question (spinner, streamed SQL, then the table).
 
 #![cfg(unix)]
 
@@ -7,7 +8,8 @@ mod common;
 
 use std::time::Duration;
 
-use common::Sandbox;
+use common::llm::{ModelServer, Reply};
+use common::{Sandbox, SECRET_KEY};
 use expectrl::{Expect, Session};
 
 fn spawn(sb: &Sandbox, db: &std::path::Path, sql: &str) -> expectrl::session::OsSession {
@@ -58,4 +60,34 @@ fn yes_runs_the_statement() {
     let status = format!("{:?}", p.get_process().wait().unwrap());
     assert!(status.contains(", 0)"), "{status}");
     assert_eq!(count(&sb, &db), "n\n5\n");
+}
+
+#[test]
+fn console_shows_spinner_then_streamed_sql_then_the_table() {
+    let sb = Sandbox::new();
+    let db = sb.shop_sqlite();
+    let reply = Reply::Text("```sql\nSELECT country, count(*) AS n FROM customers GROUP BY country ORDER BY country\n```".into());
+    let server = ModelServer::start(vec![Reply::Slow(
+        Duration::from_millis(400),
+        Box::new(reply),
+    )]);
+    let mut cmd = std::process::Command::new(assert_cmd::cargo::cargo_bin("aiq"));
+    cmd.arg(&db)
+        .args(["-q", "how many customers per country?"])
+        .current_dir(sb.path())
+        .env("AIQ_HOME", sb.home())
+        .env("HOME", sb.path().join("home"))
+        .env("NO_COLOR", "1")
+        .env("AIQ_PROVIDER", "openai")
+        .env("AIQ_BASE_URL", server.base())
+        .env("AIQ_API_KEY", SECRET_KEY);
+    let mut p = Session::spawn(cmd).expect("spawn aiq in a pty");
+    p.set_expect_timeout(Some(Duration::from_secs(20)));
+    p.expect("thinking…").unwrap();
+    p.expect("SELECT country, count(*) AS n FROM customers")
+        .unwrap();
+    p.expect("│ DE      ┆ 2 │").unwrap();
+    p.expect("│ US      ┆ 2 │").unwrap();
+    let status = format!("{:?}", p.get_process().wait().unwrap());
+    assert!(status.contains(", 0)"), "{status}");
 }

@@ -239,17 +239,13 @@ impl Thread {
                     })?;
                     turn.extend(feedback(&reply, &found, &why));
                 }
-                Err(RunError::Fixable(why)) => {
-                    let error = AgentError::QueryFailed(format!("query failed: {why}"));
-                    return Err(self.fail(
-                        sink,
-                        asked,
-                        &reply.text,
-                        Some((&found.sql, why)),
-                        error,
-                    ));
-                }
-                Err(RunError::Final(error)) => {
+                Err(failure) => {
+                    let error = match failure {
+                        RunError::Fixable(why) => {
+                            AgentError::QueryFailed(format!("query failed: {why}"))
+                        }
+                        RunError::Final(error) => error,
+                    };
                     let why = error.to_string();
                     return Err(self.fail(
                         sink,

@@ -8,7 +8,7 @@ use crate::cli::Cli;
 use crate::commands::{self, Context};
 use crate::config::Config;
 use crate::error::AiqError;
-use crate::frontend::oneshot;
+use crate::frontend::{oneshot, repl};
 
 /// Runs aiq with the process arguments and environment; returns the exit code.
 pub fn main() -> i32 {
@@ -50,9 +50,7 @@ pub fn run(cli: Cli, env: &dyn Fn(&str) -> Option<String>) -> Result<(), AiqErro
         None if cli.run.execute.is_some() => commands::exec::run(&ctx, cli.source.as_deref(), &cli.run),
         None => match oneshot::question(&cli.ask)? {
             Some(q) => oneshot::run(&ctx, cli.source.as_deref(), &cli.run, &cli.ask, &q),
-            None => Err(AiqError::Usage(
-                "nothing to do: ask with -q \"…\" (or pipe a question on stdin), or run SQL with -e \"SELECT …\" (see `aiq --help`)".into(),
-            )),
+            None => repl::run(&ctx, cli.source.as_deref(), &cli.run, &cli.ask),
         },
     }
 }

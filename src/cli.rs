@@ -7,6 +7,8 @@ use crate::render::Format;
 
 const EXAMPLES: &str = "\
 Examples:
+  aiq shop.db                                   # chat (on a terminal)
+  aiq -s ~/.aiqconfig/session_20260126100000.json   # continue a saved chat
   aiq shop.db -q \"how many customers per country?\"
   echo \"top 5 products by revenue\" | aiq shop.db -f json
   aiq shop.db -q \"orders per month in 2025\" --sql-only
@@ -94,6 +96,10 @@ pub struct AskArgs {
     )]
     pub question: Option<String>,
 
+    /// Restore a saved session (chat), or answer one follow-up inside it (with -q)
+    #[arg(short = 's', long, value_name = "FILE")]
+    pub session: Option<std::path::PathBuf>,
+
     /// Print the generated SQL and do not run it
     #[arg(long)]
     pub sql_only: bool,
@@ -162,6 +168,11 @@ pub enum Command {
         #[arg(value_name = "SOURCE")]
         source: Option<String>,
     },
+    /// List saved sessions; `show FILE`, `rm FILE`
+    Sessions {
+        #[command(subcommand)]
+        action: Option<SessionsCommand>,
+    },
     /// Manage saved sources
     #[command(subcommand)]
     Sources(SourcesCommand),
@@ -180,6 +191,22 @@ pub enum Command {
     Completions {
         /// bash, zsh, fish, powershell or elvish
         shell: clap_complete::Shell,
+    },
+}
+
+#[derive(Debug, Subcommand)]
+pub enum SessionsCommand {
+    /// List saved sessions, newest first
+    List,
+    /// Show a session's conversation
+    Show {
+        /// A session file, or its name in $AIQ_HOME
+        file: String,
+    },
+    /// Delete a saved session
+    Rm {
+        /// A session file, or its name in $AIQ_HOME
+        file: String,
     },
 }
 

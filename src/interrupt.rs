@@ -9,6 +9,7 @@ use std::sync::Mutex;
 use crate::source::CancelHandle;
 
 static INTERRUPTED: AtomicBool = AtomicBool::new(false);
+static KEEP_RUNNING: AtomicBool = AtomicBool::new(false);
 static CURRENT: Mutex<Option<CancelHandle>> = Mutex::new(None);
 
 /// Installs the handler once. Failure (a handler already set) is harmless.
@@ -18,14 +19,27 @@ pub fn install() {
         let current = CURRENT.lock().ok().and_then(|c| c.clone());
         match current {
             Some(handle) => handle.cancel(),
+            None if KEEP_RUNNING.load(Ordering::SeqCst) => {}
             None => std::process::exit(130),
         }
     });
 }
 
+/// For the chat: Ctrl-C only ever cancels the turn in flight; the process
+/// (and the conversation) goes on.
+pub fn install_for_chat() {
+    KEEP_RUNNING.store(true, Ordering::SeqCst);
+    install();
+}
+
 /// True once Ctrl-C was pressed.
 pub fn interrupted() -> bool {
     INTERRUPTED.load(Ordering::SeqCst)
+}
+
+/// Forgets a Ctrl-C that has been dealt with (the next chat turn starts clean).
+pub fn reset() {
+    INTERRUPTED.store(false, Ordering::SeqCst);
 }
 
 /// While the guard lives, Ctrl-C cancels through `handle`.

@@ -15,7 +15,8 @@
 //!   Anthropic, Ollama).
 //! - [`agent`]: the one core every front end drives — [`agent::Thread`] runs
 //!   a turn and reports [`agent::Event`]s to an [`agent::EventSink`].
-//! - [`frontend`]: the sinks and loops (single-shot now).
+//! - [`frontend`]: the sinks and loops (single-shot, chat).
+//! - [`session`]: session files — validation, atomic saving, listing.
 //! - [`app`] and [`commands`]: the command line.
 
 pub mod agent;
@@ -30,4 +31,5 @@ pub mod llm;
 pub mod render;
 pub mod safety;
 pub mod schema;
+pub mod session;
 pub mod source;

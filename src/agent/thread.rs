@@ -102,6 +102,9 @@ pub struct Thread {
     source: Box<dyn DataSource>,
     catalog: Catalog,
     history: Vec<HistoryMessage>,
+    /// Messages before this index are kept (for `/history` and the session
+    /// file) but no longer sent to the model.
+    context_start: usize,
     options: ThreadOptions,
     cancel: Cancel,
 }
@@ -118,6 +121,7 @@ impl Thread {
             source,
             catalog,
             history: Vec::new(),
+            context_start: 0,
             options,
             cancel: Cancel::default(),
         }
@@ -128,9 +132,59 @@ impl Thread {
         &self.history
     }
 
-    /// Replaces the history (a restored session).
+    /// Replaces the history (a restored session); the model sees the
+    /// messages from `context_start` on.
     pub fn set_history(&mut self, history: Vec<HistoryMessage>) {
         self.history = history;
+        self.context_start = 0;
+    }
+
+    /// Where the model's context starts in [`Thread::history`].
+    pub fn context_start(&self) -> usize {
+        self.context_start
+    }
+
+    /// Sets where the model's context starts (a restored session).
+    pub fn set_context_start(&mut self, start: usize) {
+        self.context_start = start.min(self.history.len());
+    }
+
+    /// `/clear`: from the next turn on the model gets no history; the
+    /// messages stay for `/history` and the session file.
+    pub fn clear_context(&mut self) {
+        self.context_start = self.history.len();
+    }
+
+    /// `/source`: another source; the history is kept, the schema reloaded.
+    pub fn set_source(&mut self, source: Box<dyn DataSource>, catalog: Catalog) {
+        self.source = source;
+        self.catalog = catalog;
+    }
+
+    /// The engine behind the current source.
+    pub fn engine(&self) -> crate::source::EngineKind {
+        self.source.kind()
+    }
+
+    /// Runs SQL typed by the user (`/sql`) through the same gate,
+    /// confirmation and streaming as the model's SQL.
+    pub fn run_sql(&mut self, sql: &str, sink: &mut dyn EventSink) -> Result<u64, AgentError> {
+        self.cancel.reset();
+        let policy = Policy {
+            allow_write: self.options.allow_write,
+        };
+        let checked = safety::check(sql, self.source.dialect(), policy)
+            .map_err(|r| AgentError::Refused(r.to_string()))?;
+        let outcome = self.run(&checked, sink);
+        let result = match outcome {
+            Ok((stats, _)) => Ok(stats.rows),
+            Err(RunError::Fixable(why)) => {
+                Err(AgentError::QueryFailed(format!("query failed: {why}")))
+            }
+            Err(RunError::Final(e)) => Err(e),
+        };
+        sink.event(Event::TurnDone)?;
+        result
     }
 
     pub fn catalog(&self) -> &Catalog {
@@ -159,7 +213,10 @@ impl Thread {
     ) -> Result<TurnOutcome, AgentError> {
         self.cancel.reset();
         let asked = HistoryMessage::user(question);
-        let kept = kept_history(&self.history, self.options.history_limit);
+        let kept = kept_history(
+            &self.history[self.context_start..],
+            self.options.history_limit,
+        );
         let recent: Vec<&str> = kept
             .iter()
             .rev()
@@ -395,13 +452,14 @@ impl Thread {
         sql: Option<(&str, String)>,
         error: AgentError,
     ) -> AgentError {
-        let mut answer = HistoryMessage::assistant(text);
-        if let Some((sql, why)) = sql {
-            answer = answer.with_sql(sql, Err(why));
-        }
-        self.history.push(asked);
-        self.history.push(answer);
+        // A cancelled turn leaves no trace: the conversation is as before.
         if !matches!(error, AgentError::Output(_) | AgentError::Cancelled) {
+            let mut answer = HistoryMessage::assistant(text);
+            if let Some((sql, why)) = sql {
+                answer = answer.with_sql(sql, Err(why));
+            }
+            self.history.push(asked);
+            self.history.push(answer);
             let _ = sink.event(Event::Error(error.to_string()));
         }
         let _ = sink.event(Event::TurnDone);

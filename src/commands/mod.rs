@@ -6,6 +6,7 @@ pub mod config_cmd;
 pub mod doctor;
 pub mod exec;
 pub mod schema;
+pub mod sessions;
 pub mod sources;
 
 use std::io::{self, IsTerminal, Write};
@@ -97,6 +98,7 @@ pub(crate) fn source_error(e: SourceError) -> AiqError {
 pub fn dispatch(ctx: &Context<'_>, command: Command) -> Result<(), AiqError> {
     match command {
         Command::Schema { source } => schema::run(ctx, source.as_deref()),
+        Command::Sessions { action } => sessions::run(ctx, action),
         Command::Sources(cmd) => sources::run(ctx, cmd),
         Command::Config(cmd) => config_cmd::run(ctx, cmd),
         Command::Doctor { source, model } => doctor::run(ctx, source.as_deref(), &model),

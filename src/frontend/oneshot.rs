@@ -12,7 +12,10 @@ use crate::commands::{output_setup, source_error, Context};
 use crate::error::AiqError;
 use crate::interrupt;
 use crate::llm::{self, LlmError, LlmErrorKind};
-use crate::source::{self, OpenOptions};
+use crate::schema::Catalog;
+use crate::session::Session;
+use crate::source::{self, redact_url, DataSource, OpenOptions};
+use std::path::Path;
 
 /// The question: `-q`, or all of stdin when it is not a terminal.
 pub fn question(args: &AskArgs) -> Result<Option<String>, AiqError> {
@@ -29,6 +32,55 @@ pub fn question(args: &AskArgs) -> Result<Option<String>, AiqError> {
         .read_to_string(&mut text)
         .map_err(|e| AiqError::Usage(format!("cannot read the question from stdin: {e}")))?;
     Ok(Some(text))
+}
+
+/// A source opened for a conversation.
+pub struct Opened {
+    pub source: Box<dyn DataSource>,
+    pub catalog: Catalog,
+    /// What a session file records: the saved name, or the absolute path /
+    /// the URL without password.
+    pub session_name: String,
+    /// What the chat prompt shows: the saved name or the file name.
+    pub label: String,
+}
+
+/// Resolves, opens and introspects a source.
+pub fn open_source(
+    ctx: &Context<'_>,
+    arg: Option<&str>,
+    allow_write: bool,
+) -> Result<Opened, AiqError> {
+    let resolved = ctx.resolve_source(arg)?;
+    let options = OpenOptions {
+        allow_write,
+        timeout: ctx.query_timeout(),
+    };
+    let source = source::open(&resolved.spec, options).map_err(source_error)?;
+    let catalog = source.introspect().map_err(source_error)?;
+    let name = resolved.label;
+    let (session_name, label) = if name.contains("://") {
+        let shown = redact_url(&name);
+        (shown.clone(), shown)
+    } else if ctx.config.sources.get(&name).is_some() {
+        (name.clone(), name)
+    } else {
+        let path = Path::new(&name);
+        let absolute = std::fs::canonicalize(path)
+            .map(|p| p.display().to_string())
+            .unwrap_or_else(|_| name.clone());
+        let file = path
+            .file_name()
+            .map(|f| f.to_string_lossy().into_owned())
+            .unwrap_or_else(|| name.clone());
+        (absolute, file)
+    };
+    Ok(Opened {
+        source,
+        catalog,
+        session_name,
+        label,
+    })
 }
 
 /// Maps a model error to its exit code's error.
@@ -54,22 +106,24 @@ pub fn run(
             "the question is empty: pass it with -q \"…\" or on stdin".into(),
         ));
     }
-    let resolved = ctx.resolve_source(source_arg)?;
+    // `-s FILE -q …`: one follow-up inside a saved session (SPEC §7.3).
+    let mut session = match &ask.session {
+        Some(path) => Some(Session::load(path).map_err(|e| AiqError::Usage(e.to_string()))?),
+        None => None,
+    };
+    let wanted = source_arg
+        .map(str::to_string)
+        .or_else(|| session.as_ref().map(|s| s.data_source.clone()));
     let settings = llm::settings::resolve(&ctx.config.llm, &ask.model.llm_flags(), ctx.env)
         .map_err(llm_error)?;
     tracing::info!(?settings, "model");
     let model = llm::connect(&settings).map_err(llm_error)?;
-    let options = OpenOptions {
-        allow_write: run.allow_write,
-        timeout: ctx.query_timeout(),
-    };
     interrupt::install();
-    let src = source::open(&resolved.spec, options).map_err(source_error)?;
-    let catalog = src.introspect().map_err(source_error)?;
+    let opened = open_source(ctx, wanted.as_deref(), run.allow_write)?;
     let mut thread = Thread::new(
         model,
-        src,
-        catalog,
+        opened.source,
+        opened.catalog,
         ThreadOptions {
             history_limit: ask.history_limit.unwrap_or(ctx.config.chat.history_limit),
             allow_write: run.allow_write,
@@ -97,10 +151,25 @@ pub fn run(
         collector_only = collector;
         &mut collector_only
     };
+    if let Some(s) = &session {
+        thread.set_history(s.messages.clone());
+        thread.set_context_start(s.context_start);
+    }
     let result = {
         let _running = interrupt::Running::new(thread.cancel_handle());
         thread.ask(question, sink)
     };
+    if let Some(s) = session.as_mut() {
+        s.messages = thread.history().to_vec();
+        s.context_start = thread.context_start();
+        s.data_source = opened.session_name;
+        if let Err(e) = s.save() {
+            eprintln!(
+                "aiq: warning: cannot update the session {}: {e}",
+                s.path.display()
+            );
+        }
+    }
     match result {
         Ok(_) => Ok(()),
         Err(_) if interrupt::interrupted() => Err(AiqError::Interrupted),

@@ -1,0 +1,139 @@
+//! The chat's slash commands (SPEC §6): names, help text, parsing, and the
+//! nearest command for a typo. Pure.
+
+/// Every command and what it does, in `/help` order.
+pub const COMMANDS: &[(&str, &str)] = &[
+    ("/help", "list commands"),
+    ("/history", "every message: role, timestamp, content"),
+    ("/clear", "start a fresh context for the model (asks first)"),
+    ("/sessions", "saved sessions, newest first"),
+    ("/new", "save this session and start an empty one"),
+    ("/save", "save now: /save [FILE]"),
+    (
+        "/schema",
+        "what the model is told about the source: /schema [TABLE]",
+    ),
+    ("/sql", "run SQL directly: /sql SELECT …"),
+    (
+        "/format",
+        "output format: /format table|csv|tsv|json|jsonl|markdown",
+    ),
+    (
+        "/source",
+        "switch data source (history kept): /source NAME_OR_PATH",
+    ),
+    ("/exit", "save the session and leave (also /quit, Ctrl-D)"),
+    ("/quit", "save the session and leave"),
+];
+
+/// A parsed slash command.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum SlashCommand {
+    Help,
+    History,
+    Clear,
+    Sessions,
+    New,
+    Save(Option<String>),
+    Schema(Option<String>),
+    Sql(String),
+    Format(String),
+    Source(String),
+    Exit,
+    /// Not a command; the text says why and what was meant.
+    Unknown(String),
+}
+
+/// Parses a line that starts with `/`.
+pub fn parse(line: &str) -> SlashCommand {
+    let (name, rest) = match line.split_once(char::is_whitespace) {
+        Some((n, r)) => (n, r.trim()),
+        None => (line, ""),
+    };
+    let arg = || (!rest.is_empty()).then(|| rest.to_string());
+    let needs = |what: &str, make: fn(String) -> SlashCommand| match arg() {
+        Some(a) => make(a),
+        None => SlashCommand::Unknown(format!("{name} needs {what}")),
+    };
+    match name.to_ascii_lowercase().as_str() {
+        "/help" | "/?" => SlashCommand::Help,
+        "/history" => SlashCommand::History,
+        "/clear" => SlashCommand::Clear,
+        "/sessions" => SlashCommand::Sessions,
+        "/new" => SlashCommand::New,
+        "/save" => SlashCommand::Save(arg()),
+        "/schema" => SlashCommand::Schema(arg()),
+        "/sql" => needs("a statement: /sql SELECT …", SlashCommand::Sql),
+        "/format" => needs(
+            "a format: table, csv, tsv, json, jsonl or markdown",
+            SlashCommand::Format,
+        ),
+        "/source" => needs("a saved source name or a path", SlashCommand::Source),
+        "/exit" | "/quit" => SlashCommand::Exit,
+        _ => SlashCommand::Unknown(match nearest(name) {
+            Some(near) => {
+                format!("unknown command {name}; did you mean {near}? (/help lists them)")
+            }
+            None => format!("unknown command {name} (/help lists them)"),
+        }),
+    }
+}
+
+/// The command closest to a typo, if any is close.
+pub fn nearest(name: &str) -> Option<&'static str> {
+    let lower = name.to_ascii_lowercase();
+    COMMANDS
+        .iter()
+        .map(|(c, _)| (strsim::levenshtein(&lower, c), *c))
+        .filter(|(d, c)| *d <= 3 || c.starts_with(&lower))
+        .min_by_key(|(d, _)| *d)
+        .map(|(_, c)| c)
+}
+
+/// The `/help` text.
+pub fn help() -> String {
+    let mut out = String::from("Ask a question in plain language, or use a command:\n");
+    for (name, what) in COMMANDS {
+        out.push_str(&format!("  {name:<10} {what}\n"));
+    }
+    out.push_str("End a line with \\ to continue it. Ctrl-C cancels, Ctrl-D leaves.\n");
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn parses_commands_and_arguments() {
+        assert_eq!(parse("/help"), SlashCommand::Help);
+        assert_eq!(parse("/save"), SlashCommand::Save(None));
+        assert_eq!(
+            parse("/save  my.json "),
+            SlashCommand::Save(Some("my.json".into()))
+        );
+        assert_eq!(parse("/sql SELECT 1"), SlashCommand::Sql("SELECT 1".into()));
+        assert_eq!(parse("/QUIT"), SlashCommand::Exit);
+        assert_eq!(
+            parse("/format"),
+            SlashCommand::Unknown(
+                "/format needs a format: table, csv, tsv, json, jsonl or markdown".into()
+            )
+        );
+    }
+
+    #[test]
+    fn typos_get_a_suggestion() {
+        assert_eq!(
+            parse("/histroy"),
+            SlashCommand::Unknown(
+                "unknown command /histroy; did you mean /history? (/help lists them)".into()
+            )
+        );
+        assert_eq!(nearest("/sess"), Some("/sessions"));
+        assert_eq!(
+            parse("/zzzzzzzzzz"),
+            SlashCommand::Unknown("unknown command /zzzzzzzzzz (/help lists them)".into())
+        );
+    }
+}

@@ -1,0 +1,493 @@
+//! Session files (SPEC §7): `$AIQ_HOME/session_YYYYMMDDHHMMSS.json`, their
+//! validation on restore (UTF-8 JSON, at most 10 MB, required fields, roles,
+//! RFC 3339 timestamps), atomic saving (temporary file in the same folder,
+//! fsync, rename) and listing. Unknown fields are kept on rewrite.
+
+use std::fs;
+use std::io::Write;
+use std::path::{Path, PathBuf};
+
+use chrono::{DateTime, SecondsFormat, Utc};
+use serde::{Deserialize, Serialize};
+use serde_json::{Map, Value};
+
+use crate::agent::HistoryMessage;
+use crate::llm::Role;
+
+/// The largest session file aiq restores.
+pub const MAX_BYTES: u64 = 10 * 1024 * 1024;
+const VERSION: u64 = 1;
+
+/// A session: where it lives and what it holds.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Session {
+    pub path: PathBuf,
+    pub created_at: DateTime<Utc>,
+    pub last_updated: DateTime<Utc>,
+    /// The saved source name, or the path/URL without a password.
+    pub data_source: String,
+    /// `sqlite`, `duckdb`, `postgres` or `mysql`.
+    pub database_type: String,
+    pub messages: Vec<HistoryMessage>,
+    /// Messages before this index are not sent to the model (`/clear`, a
+    /// stale session continued fresh).
+    pub context_start: usize,
+    /// Fields aiq does not know, kept as they were.
+    extra: Map<String, Value>,
+    extra_metadata: Map<String, Value>,
+    extra_messages: Vec<Map<String, Value>>,
+}
+
+/// Why a session file cannot be restored.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("cannot restore {path}: {reason}")]
+pub struct SessionError {
+    pub path: String,
+    pub reason: String,
+}
+
+#[derive(Serialize, Deserialize)]
+struct FileMessage {
+    role: String,
+    content: String,
+    timestamp: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    sql: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    row_count: Option<u64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    error: Option<String>,
+    /// The result preview the model sees in later turns.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    preview: Option<String>,
+    #[serde(flatten)]
+    extra: Map<String, Value>,
+}
+
+#[derive(Serialize, Deserialize)]
+struct FileMetadata {
+    created_at: String,
+    last_updated: String,
+    data_source: String,
+    database_type: String,
+    #[serde(default, skip_serializing_if = "is_zero")]
+    context_start: usize,
+    #[serde(flatten)]
+    extra: Map<String, Value>,
+}
+
+fn is_zero(n: &usize) -> bool {
+    *n == 0
+}
+
+#[derive(Serialize, Deserialize)]
+struct File {
+    #[serde(default = "version")]
+    version: u64,
+    metadata: FileMetadata,
+    messages: Vec<FileMessage>,
+    #[serde(flatten)]
+    extra: Map<String, Value>,
+}
+
+fn version() -> u64 {
+    VERSION
+}
+
+fn rfc3339(t: &DateTime<Utc>) -> String {
+    t.to_rfc3339_opts(SecondsFormat::Secs, true)
+}
+
+impl Session {
+    /// A new, empty session named after its UTC creation time (a second
+    /// later if that name is taken, so `/new` never overwrites).
+    pub fn new(home: &Path, data_source: &str, database_type: &str) -> Session {
+        let mut created_at = Utc::now();
+        let name =
+            |t: &DateTime<Utc>| home.join(format!("session_{}.json", t.format("%Y%m%d%H%M%S")));
+        for _ in 0..60 {
+            if !name(&created_at).exists() {
+                break;
+            }
+            created_at += chrono::Duration::seconds(1);
+        }
+        Session {
+            path: name(&created_at),
+            created_at,
+            last_updated: created_at,
+            data_source: data_source.to_string(),
+            database_type: database_type.to_string(),
+            messages: Vec::new(),
+            context_start: 0,
+            extra: Map::new(),
+            extra_metadata: Map::new(),
+            extra_messages: Vec::new(),
+        }
+    }
+
+    /// Reads and validates a session file.
+    pub fn load(path: &Path) -> Result<Session, SessionError> {
+        let fail = |reason: String| SessionError {
+            path: path.display().to_string(),
+            reason,
+        };
+        let meta = fs::metadata(path).map_err(|e| {
+            fail(match e.kind() {
+                std::io::ErrorKind::NotFound => "no such file".into(),
+                _ => e.to_string(),
+            })
+        })?;
+        if meta.len() > MAX_BYTES {
+            return Err(fail(format!(
+                "the file is {:.1} MB; sessions may be at most 10 MB",
+                meta.len() as f64 / 1_048_576.0
+            )));
+        }
+        let bytes = fs::read(path).map_err(|e| fail(e.to_string()))?;
+        let text = String::from_utf8(bytes).map_err(|e| {
+            fail(format!(
+                "the file is not UTF-8 text (invalid byte at offset {})",
+                e.utf8_error().valid_up_to()
+            ))
+        })?;
+        Session::parse(&text, path).map_err(fail)
+    }
+
+    fn parse(text: &str, path: &Path) -> Result<Session, String> {
+        let value: Value =
+            serde_json::from_str(text).map_err(|e| format!("not valid JSON ({e})"))?;
+        for field in ["metadata", "messages"] {
+            if value.get(field).is_none() {
+                return Err(format!("the required field `{field}` is missing"));
+            }
+        }
+        let file: File =
+            serde_json::from_value(value).map_err(|e| format!("unexpected content: {e}"))?;
+        let time = |what: &str, s: &str| {
+            DateTime::parse_from_rfc3339(s)
+                .map(|t| t.with_timezone(&Utc))
+                .map_err(|_| format!("{what} '{s}' is not an RFC 3339 timestamp"))
+        };
+        let created_at = time("metadata.created_at", &file.metadata.created_at)?;
+        let last_updated = time("metadata.last_updated", &file.metadata.last_updated)?;
+        let mut messages = Vec::with_capacity(file.messages.len());
+        let mut extra_messages = Vec::with_capacity(file.messages.len());
+        for (i, m) in file.messages.into_iter().enumerate() {
+            let role = match m.role.as_str() {
+                "user" => Role::User,
+                "assistant" => Role::Assistant,
+                "system" => Role::System,
+                "tool" => Role::Tool,
+                other => return Err(format!("message {} has an unknown role '{other}' (expected user, assistant, system or tool)", i + 1)),
+            };
+            let timestamp = time(&format!("message {} timestamp", i + 1), &m.timestamp)?;
+            messages.push(HistoryMessage {
+                role,
+                content: m.content,
+                timestamp,
+                sql: m.sql,
+                row_count: m.row_count,
+                error: m.error,
+                preview: m.preview,
+            });
+            extra_messages.push(m.extra);
+        }
+        Ok(Session {
+            path: path.to_path_buf(),
+            created_at,
+            last_updated,
+            data_source: file.metadata.data_source,
+            database_type: file.metadata.database_type,
+            context_start: file.metadata.context_start.min(messages.len()),
+            messages,
+            extra: file.extra,
+            extra_metadata: file.metadata.extra,
+            extra_messages,
+        })
+    }
+
+    /// The JSON text of the file (SPEC §7.1 shape).
+    pub fn to_json(&self) -> String {
+        let file = File {
+            version: VERSION,
+            metadata: FileMetadata {
+                created_at: rfc3339(&self.created_at),
+                last_updated: rfc3339(&self.last_updated),
+                data_source: self.data_source.clone(),
+                database_type: self.database_type.clone(),
+                context_start: self.context_start,
+                extra: self.extra_metadata.clone(),
+            },
+            messages: self
+                .messages
+                .iter()
+                .enumerate()
+                .map(|(i, m)| FileMessage {
+                    role: m.role.as_str().to_string(),
+                    content: m.content.clone(),
+                    timestamp: m.timestamp_text(),
+                    sql: m.sql.clone(),
+                    row_count: m.row_count,
+                    error: m.error.clone(),
+                    preview: m.preview.clone(),
+                    extra: self.extra_messages.get(i).cloned().unwrap_or_default(),
+                })
+                .collect(),
+            extra: self.extra.clone(),
+        };
+        let mut text = serde_json::to_string_pretty(&file).unwrap_or_else(|_| "{}".into());
+        text.push('\n');
+        text
+    }
+
+    /// Writes the session atomically, stamping `last_updated`. An empty
+    /// session is not written (returns `Ok(false)`).
+    pub fn save(&mut self) -> std::io::Result<bool> {
+        if self.messages.is_empty() {
+            return Ok(false);
+        }
+        self.last_updated = Utc::now();
+        let text = self.to_json();
+        write_atomic(&self.path, |f| f.write_all(text.as_bytes()))?;
+        Ok(true)
+    }
+
+    /// Question/answer pairs (user messages).
+    pub fn turns(&self) -> usize {
+        self.messages
+            .iter()
+            .filter(|m| m.role == Role::User)
+            .count()
+    }
+}
+
+/// Every message, readable: role, timestamp, content, and for answers the
+/// SQL and its row count or error (`/history`, `aiq sessions show`).
+pub fn transcript(messages: &[HistoryMessage]) -> String {
+    let mut out = String::new();
+    for m in messages {
+        out.push_str(&format!(
+            "[{}] {}: {}\n",
+            m.timestamp_text(),
+            m.role.as_str(),
+            m.content.trim()
+        ));
+        if let Some(sql) = m.sql.as_deref().filter(|sql| !m.content.contains(sql)) {
+            out.push_str(&format!("    sql: {sql}\n"));
+        }
+        if let Some(rows) = m.row_count {
+            out.push_str(&format!("    rows: {rows}\n"));
+        }
+        if let Some(error) = &m.error {
+            out.push_str(&format!("    error: {error}\n"));
+        }
+    }
+    out
+}
+
+/// Writes `path` through a temporary file in the same folder, fsync and
+/// rename: a crash or a failed write never leaves a half-written file, and
+/// the old file stays as it was.
+pub fn write_atomic(
+    path: &Path,
+    write: impl FnOnce(&mut fs::File) -> std::io::Result<()>,
+) -> std::io::Result<()> {
+    let dir = path
+        .parent()
+        .filter(|d| !d.as_os_str().is_empty())
+        .unwrap_or(Path::new("."));
+    let mut tmp = tempfile::Builder::new()
+        .prefix(".session-")
+        .suffix(".tmp")
+        .tempfile_in(dir)?;
+    write(tmp.as_file_mut())?;
+    tmp.as_file().sync_all()?;
+    tmp.persist(path).map_err(|e| e.error)?;
+    if let Ok(d) = fs::File::open(dir) {
+        let _ = d.sync_all();
+    }
+    Ok(())
+}
+
+/// `path` with the home directory shown as `~`.
+pub fn display_path(path: &Path, home: Option<&Path>) -> String {
+    if let Some(home) = home {
+        if let Ok(rest) = path.strip_prefix(home) {
+            return format!("~/{}", rest.display());
+        }
+    }
+    path.display().to_string()
+}
+
+/// The session files in `home`, newest first (by name, which is the UTC
+/// creation time), with what could be read of each.
+pub fn list(home: &Path) -> Vec<Result<Session, SessionError>> {
+    let mut files: Vec<PathBuf> = fs::read_dir(home)
+        .map(|entries| {
+            entries
+                .flatten()
+                .map(|e| e.path())
+                .filter(|p| {
+                    p.file_name()
+                        .and_then(|n| n.to_str())
+                        .map(|n| n.starts_with("session_") && n.ends_with(".json"))
+                        .unwrap_or(false)
+                })
+                .collect()
+        })
+        .unwrap_or_default();
+    files.sort();
+    files.reverse();
+    files.iter().map(|p| Session::load(p)).collect()
+}
+
+/// A session named on the command line: a path, or a file name in `home`.
+pub fn locate(home: &Path, name: &str) -> PathBuf {
+    let direct = PathBuf::from(name);
+    if direct.exists() || name.contains('/') {
+        return direct;
+    }
+    home.join(name)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const GOOD: &str = r#"{
+      "version": 1,
+      "metadata": {"created_at": "2026-01-26T10:00:00Z", "last_updated": "2026-01-26T10:12:31Z",
+                   "data_source": "shop", "database_type": "sqlite", "note": "kept"},
+      "messages": [
+        {"role": "user", "content": "how many customers per country?", "timestamp": "2026-01-26T10:00:05Z"},
+        {"role": "assistant", "content": "SELECT country, COUNT(*) FROM customers GROUP BY 1", "timestamp": "2026-01-26T10:00:07Z",
+         "sql": "SELECT country, COUNT(*) FROM customers GROUP BY 1", "row_count": 12, "mood": "calm"}
+      ],
+      "client": "other"
+    }"#;
+
+    fn write(dir: &Path, name: &str, bytes: &[u8]) -> PathBuf {
+        let p = dir.join(name);
+        fs::write(&p, bytes).unwrap();
+        p
+    }
+
+    #[test]
+    fn loads_the_spec_shape_and_keeps_unknown_fields() {
+        let dir = tempfile::tempdir().unwrap();
+        let p = write(dir.path(), "s.json", GOOD.as_bytes());
+        let s = Session::load(&p).unwrap();
+        assert_eq!(s.data_source, "shop");
+        assert_eq!(s.messages.len(), 2);
+        assert_eq!(s.messages[1].row_count, Some(12));
+        assert_eq!(s.turns(), 1);
+        let out: Value = serde_json::from_str(&s.to_json()).unwrap();
+        assert_eq!(out["version"], 1);
+        assert_eq!(out["metadata"]["note"], "kept");
+        assert_eq!(out["messages"][1]["mood"], "calm");
+        assert_eq!(out["client"], "other");
+        assert_eq!(out["messages"][0]["timestamp"], "2026-01-26T10:00:05Z");
+        assert!(out["messages"][0].get("sql").is_none());
+    }
+
+    #[test]
+    fn bad_files_say_why() {
+        let dir = tempfile::tempdir().unwrap();
+        let cases: Vec<(&str, Vec<u8>, &str)> = vec![
+            ("corrupt.json", b"{ not json".to_vec(), "not valid JSON"),
+            (
+                "truncated.json",
+                GOOD.as_bytes()[..GOOD.len() / 2].to_vec(),
+                "not valid JSON",
+            ),
+            (
+                "latin1.json",
+                b"{\"metadata\": \"caf\xe9\"}".to_vec(),
+                "not UTF-8",
+            ),
+            (
+                "nomessages.json",
+                br#"{"metadata": {}}"#.to_vec(),
+                "`messages` is missing",
+            ),
+            (
+                "nometa.json",
+                br#"{"messages": []}"#.to_vec(),
+                "`metadata` is missing",
+            ),
+            (
+                "role.json",
+                GOOD.replace("\"user\"", "\"bot\"").into_bytes(),
+                "unknown role 'bot'",
+            ),
+            (
+                "time.json",
+                GOOD.replace("2026-01-26T10:00:05Z", "yesterday")
+                    .into_bytes(),
+                "'yesterday' is not an RFC 3339 timestamp",
+            ),
+        ];
+        for (name, bytes, why) in cases {
+            let p = write(dir.path(), name, &bytes);
+            let e = Session::load(&p).unwrap_err();
+            assert!(e.reason.contains(why), "{name}: {e}");
+        }
+        let big = write(
+            dir.path(),
+            "big.json",
+            &vec![b' '; (11 * 1024 * 1024) as usize],
+        );
+        let e = Session::load(&big).unwrap_err();
+        assert!(e.reason.contains("at most 10 MB"), "{e}");
+        let e = Session::load(&dir.path().join("missing.json")).unwrap_err();
+        assert_eq!(e.reason, "no such file");
+    }
+
+    #[test]
+    fn new_sessions_are_named_by_utc_creation_and_empty_ones_are_not_written() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut s = Session::new(dir.path(), "shop", "sqlite");
+        let name = s.path.file_name().unwrap().to_str().unwrap().to_string();
+        assert_eq!(
+            name,
+            format!("session_{}.json", s.created_at.format("%Y%m%d%H%M%S"))
+        );
+        assert!(!s.save().unwrap());
+        assert!(!s.path.exists());
+        s.messages.push(HistoryMessage::user("q"));
+        assert!(s.save().unwrap());
+        assert_eq!(Session::load(&s.path).unwrap().messages.len(), 1);
+    }
+
+    #[test]
+    fn a_failed_write_leaves_the_old_file_intact() {
+        let dir = tempfile::tempdir().unwrap();
+        let p = write(dir.path(), "s.json", b"old contents");
+        let r = write_atomic(&p, |f| {
+            f.write_all(b"half of the new")?;
+            Err(std::io::Error::other("disk full"))
+        });
+        assert!(r.is_err());
+        assert_eq!(fs::read(&p).unwrap(), b"old contents");
+        let leftovers: Vec<_> = fs::read_dir(dir.path())
+            .unwrap()
+            .map(|e| e.unwrap().file_name())
+            .collect();
+        assert_eq!(leftovers, ["s.json"]);
+    }
+
+    #[test]
+    fn paths_under_home_show_a_tilde() {
+        assert_eq!(
+            display_path(
+                Path::new("/home/me/.aiqconfig/session_1.json"),
+                Some(Path::new("/home/me"))
+            ),
+            "~/.aiqconfig/session_1.json"
+        );
+        assert_eq!(
+            display_path(Path::new("/tmp/s.json"), Some(Path::new("/home/me"))),
+            "/tmp/s.json"
+        );
+    }
+}

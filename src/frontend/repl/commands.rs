@@ -82,10 +82,13 @@ pub fn parse(line: &str) -> SlashCommand {
 /// The command closest to a typo, if any is close.
 pub fn nearest(name: &str) -> Option<&'static str> {
     let lower = name.to_ascii_lowercase();
+    if let Some((c, _)) = COMMANDS.iter().find(|(c, _)| c.starts_with(&lower)) {
+        return Some(c);
+    }
     COMMANDS
         .iter()
         .map(|(c, _)| (strsim::levenshtein(&lower, c), *c))
-        .filter(|(d, c)| *d <= 3 || c.starts_with(&lower))
+        .filter(|(d, _)| *d <= 3)
         .min_by_key(|(d, _)| *d)
         .map(|(_, c)| c)
 }

@@ -9,7 +9,10 @@
 #      file, same run (goal: aiq <= 1.5x sqlite3's wall time, peak RSS <= 64 MB);
 #   2. `aiq schema` on a 2,000-table SQLite file (goal: < 300 ms);
 #   3. a single-shot question against a local scripted model server that
-#      answers at once (benches/mock_llm.py), whole process (goal: < 50 ms median).
+#      answers at once (benches/mock_llm.py), whole process (goal: < 50 ms median);
+#   4. save and load of a 10 MB session file (examples/bench_session.rs; goal:
+#      < 50 ms each), when that example is built next to the binary
+#      (cargo build --release --example bench_session).
 set -euo pipefail
 
 root="$(cd "$(dirname "$0")/.." && pwd)"
@@ -86,6 +89,13 @@ hyperfine -N --warmup 3 --runs 30 --export-json "$work/ask.json" \
   -n "aiq -q" "'$aiq' '$work/shop.db' -q 'how many customers per country?' -f csv" >&2
 read -r t_ask <<<"$(result "$work/ask.json")"
 
+session_line="not run (cargo build --release --example bench_session)"
+bench_session="$(dirname "$aiq")/examples/bench_session"
+if [ -x "$bench_session" ]; then
+  echo "4. 10 MB session save/load" >&2
+  session_line="$("$bench_session")"
+fi
+
 ratio=$(python3 -c "print(f'{$t_aiq/$t_sqlite:.2f}')")
 cat <<EOF
 
@@ -95,4 +105,5 @@ cat <<EOF
 | 1M rows to CSV, aiq (median) | ${t_aiq} ms (${ratio}× sqlite3), peak RSS $((rss_aiq / 1024)) MB, $((rows_aiq - 1)) rows | ≤ 1.5×, ≤ 64 MB |
 | \`aiq schema\`, 2,000 tables (median) | ${t_schema} ms (${schema_bytes} bytes of schema) | < 300 ms |
 | single-shot question, instant local model (median of 30) | ${t_ask} ms | < 50 ms |
+| 10 MB session file | ${session_line} | < 50 ms each |
 EOF

@@ -269,6 +269,31 @@ fn restore_then_follow_up_in_chat_and_single_shot() {
     let v: Value = serde_json::from_str(&std::fs::read_to_string(&file).unwrap()).unwrap();
     assert_eq!(v["messages"].as_array().unwrap().len(), 6);
     assert_eq!(v["messages"][5]["sql"], "SELECT 20 AS y");
+    // An explicit SOURCE wins over the session's.
+    let duck = sb.shop_duckdb();
+    server.push(fenced("SELECT 30 AS z"));
+    sb.aiq_with(&server, "openai")
+        .arg(&duck)
+        .args([
+            "-s",
+            file.to_str().unwrap(),
+            "-q",
+            "same on DuckDB?",
+            "-f",
+            "csv",
+        ])
+        .assert()
+        .success()
+        .stdout("z\n30\n");
+    let third = &server.chats()[2].messages();
+    assert!(third[0].1.contains("DuckDB database"), "{}", third[0].1);
+    assert_eq!(third.len(), 8);
+    let v: Value = serde_json::from_str(&std::fs::read_to_string(&file).unwrap()).unwrap();
+    assert_eq!(
+        v["metadata"]["data_source"],
+        duck.canonicalize().unwrap().display().to_string()
+    );
+    assert_eq!(v["metadata"]["database_type"], "duckdb");
 }
 
 #[test]

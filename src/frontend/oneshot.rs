@@ -163,6 +163,7 @@ pub fn run(
         s.messages = thread.history().to_vec();
         s.context_start = thread.context_start();
         s.data_source = opened.session_name;
+        s.database_type = thread.engine().as_str().to_string();
         if let Err(e) = s.save() {
             eprintln!(
                 "aiq: warning: cannot update the session {}: {e}",

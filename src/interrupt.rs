@@ -20,7 +20,10 @@ pub fn install() {
         match current {
             Some(handle) => handle.cancel(),
             None if KEEP_RUNNING.load(Ordering::SeqCst) => {}
-            None => std::process::exit(130),
+            None => {
+                eprintln!("aiq: interrupted");
+                std::process::exit(130)
+            }
         }
     });
 }

@@ -11,9 +11,9 @@ use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use common::llm::{ModelServer, Reply};
-use common::{Sandbox, SECRET_KEY};
+use common::{pty, Sandbox};
 use expectrl::session::OsSession;
-use expectrl::{Expect, Session};
+use expectrl::Expect;
 use predicates::prelude::*;
 use serde_json::{json, Value};
 
@@ -32,20 +32,8 @@ fn spawn(sb: &Sandbox, server: &ModelServer, args: &[&str]) -> OsSession {
 /// the prompt); it then asks the terminal for the cursor position and waits
 /// up to 100 ms, so a test pauses after each prompt before typing.
 fn spawn_in(sb: &Sandbox, server: &ModelServer, args: &[&str], term: &str) -> OsSession {
-    let mut cmd = std::process::Command::new(assert_cmd::cargo::cargo_bin("aiq"));
-    cmd.args(args)
-        .current_dir(sb.path())
-        .env("AIQ_HOME", sb.home())
-        .env("HOME", sb.path().join("home"))
-        .env("NO_COLOR", "1")
-        .env("TERM", term)
-        .env("AIQ_PROVIDER", "openai")
-        .env("AIQ_BASE_URL", server.base())
-        .env("AIQ_MODEL", "test-model")
-        .env("AIQ_API_KEY", SECRET_KEY);
-    let mut p = Session::spawn(cmd).expect("spawn aiq in a pty");
-    p.set_expect_timeout(Some(Duration::from_secs(20)));
-    p
+    let args: Vec<&std::ffi::OsStr> = args.iter().map(|a| a.as_ref()).collect();
+    pty(sb, &args, Some(server), term)
 }
 
 fn exit_code(p: &OsSession) -> String {

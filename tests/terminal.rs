@@ -9,20 +9,19 @@ mod common;
 use std::time::Duration;
 
 use common::llm::{ModelServer, Reply};
-use common::{Sandbox, SECRET_KEY};
-use expectrl::{Expect, Session};
+use common::{pty, Sandbox};
+use expectrl::Expect;
 
 fn spawn(sb: &Sandbox, db: &std::path::Path, sql: &str) -> expectrl::session::OsSession {
-    let mut cmd = std::process::Command::new(assert_cmd::cargo::cargo_bin("aiq"));
-    cmd.arg(db)
-        .args(["--allow-write", "-e", sql, "-f", "csv"])
-        .current_dir(sb.path())
-        .env("AIQ_HOME", sb.home())
-        .env("HOME", sb.path().join("home"))
-        .env("NO_COLOR", "1");
-    let mut session = Session::spawn(cmd).expect("spawn aiq in a pty");
-    session.set_expect_timeout(Some(Duration::from_secs(20)));
-    session
+    let args = [
+        db.as_os_str(),
+        "--allow-write".as_ref(),
+        "-e".as_ref(),
+        sql.as_ref(),
+        "-f".as_ref(),
+        "csv".as_ref(),
+    ];
+    pty(sb, &args, None, "dumb")
 }
 
 fn count(sb: &Sandbox, db: &std::path::Path) -> String {
@@ -71,18 +70,12 @@ fn console_shows_spinner_then_streamed_sql_then_the_table() {
         Duration::from_millis(400),
         Box::new(reply),
     )]);
-    let mut cmd = std::process::Command::new(assert_cmd::cargo::cargo_bin("aiq"));
-    cmd.arg(&db)
-        .args(["-q", "how many customers per country?"])
-        .current_dir(sb.path())
-        .env("AIQ_HOME", sb.home())
-        .env("HOME", sb.path().join("home"))
-        .env("NO_COLOR", "1")
-        .env("AIQ_PROVIDER", "openai")
-        .env("AIQ_BASE_URL", server.base())
-        .env("AIQ_API_KEY", SECRET_KEY);
-    let mut p = Session::spawn(cmd).expect("spawn aiq in a pty");
-    p.set_expect_timeout(Some(Duration::from_secs(20)));
+    let args = [
+        db.as_os_str(),
+        "-q".as_ref(),
+        "how many customers per country?".as_ref(),
+    ];
+    let mut p = pty(&sb, &args, Some(&server), "dumb");
     p.expect("thinking…").unwrap();
     p.expect("SELECT country, count(*) AS n FROM customers")
         .unwrap();

@@ -170,3 +170,30 @@ pub fn stdout_of(output: &std::process::Output) -> String {
 pub fn stderr_of(output: &std::process::Output) -> String {
     String::from_utf8_lossy(&output.stderr).into_owned()
 }
+
+/// `aiq ARGS` in a pseudo-terminal with the sandbox's home, no colour and
+/// `TERM=term`; with `model`, talking to that scripted model server.
+#[cfg(unix)]
+pub fn pty(
+    sb: &Sandbox,
+    args: &[&std::ffi::OsStr],
+    model: Option<&llm::ModelServer>,
+    term: &str,
+) -> expectrl::session::OsSession {
+    let mut cmd = std::process::Command::new(assert_cmd::cargo::cargo_bin("aiq"));
+    cmd.args(args)
+        .current_dir(sb.path())
+        .env("AIQ_HOME", sb.home())
+        .env("HOME", sb.path().join("home"))
+        .env("NO_COLOR", "1")
+        .env("TERM", term);
+    if let Some(server) = model {
+        cmd.env("AIQ_PROVIDER", "openai")
+            .env("AIQ_BASE_URL", server.base())
+            .env("AIQ_MODEL", "test-model")
+            .env("AIQ_API_KEY", SECRET_KEY);
+    }
+    let mut session = expectrl::Session::spawn(cmd).expect("spawn aiq in a pty");
+    session.set_expect_timeout(Some(std::time::Duration::from_secs(20)));
+    session
+}

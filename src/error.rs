@@ -46,6 +46,19 @@ impl AiqError {
     }
 }
 
+impl From<crate::llm::LlmError> for AiqError {
+    /// Model errors exit 4; an unknown provider is a usage error (2), a
+    /// cancel an interruption (130).
+    fn from(e: crate::llm::LlmError) -> Self {
+        use crate::llm::LlmErrorKind;
+        match e.kind {
+            LlmErrorKind::Usage => AiqError::Usage(e.message),
+            LlmErrorKind::Cancelled => AiqError::Interrupted,
+            _ => AiqError::Llm(e.message),
+        }
+    }
+}
+
 /// Shorthand for results that end in an [`AiqError`].
 pub type Result<T, E = AiqError> = std::result::Result<T, E>;
 

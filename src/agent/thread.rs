@@ -175,14 +175,10 @@ impl Thread {
         };
         let checked = safety::check(sql, self.source.dialect(), policy)
             .map_err(|r| AgentError::Refused(r.to_string()))?;
-        let outcome = self.run(&checked, sink);
-        let result = match outcome {
-            Ok((stats, _)) => Ok(stats.rows),
-            Err(RunError::Fixable(why)) => {
-                Err(AgentError::QueryFailed(format!("query failed: {why}")))
-            }
-            Err(RunError::Final(e)) => Err(e),
-        };
+        let result = self
+            .run(&checked, sink)
+            .map(|(stats, _)| stats.rows)
+            .map_err(AgentError::from);
         sink.event(Event::TurnDone)?;
         result
     }
@@ -297,12 +293,7 @@ impl Thread {
                     turn.extend(feedback(&reply, &found, &why));
                 }
                 Err(failure) => {
-                    let error = match failure {
-                        RunError::Fixable(why) => {
-                            AgentError::QueryFailed(format!("query failed: {why}"))
-                        }
-                        RunError::Final(error) => error,
-                    };
+                    let error = AgentError::from(failure);
                     let why = error.to_string();
                     return Err(self.fail(
                         sink,
@@ -472,6 +463,16 @@ enum RunError {
     Fixable(String),
     /// Ends the turn.
     Final(AgentError),
+}
+
+impl From<RunError> for AgentError {
+    /// A failure that is not (or no longer) fixed ends the turn.
+    fn from(e: RunError) -> Self {
+        match e {
+            RunError::Fixable(why) => AgentError::QueryFailed(format!("query failed: {why}")),
+            RunError::Final(error) => error,
+        }
+    }
 }
 
 /// Tells the model what went wrong, in the form its answer used.

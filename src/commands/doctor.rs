@@ -5,9 +5,6 @@
 use super::{write_stdout, Context};
 use crate::cli::ModelArgs;
 use crate::error::AiqError;
-use crate::frontend::oneshot::llm_error;
-use crate::llm;
-use crate::source::{self, OpenOptions};
 
 pub fn run(ctx: &Context<'_>, source_arg: Option<&str>, model: &ModelArgs) -> Result<(), AiqError> {
     let mut lines = Vec::new();
@@ -31,23 +28,18 @@ pub fn run(ctx: &Context<'_>, source_arg: Option<&str>, model: &ModelArgs) -> Re
             )
         }),
     );
-    let source_line = (|| {
-        let resolved = ctx.resolve_source(source_arg)?;
-        let src =
-            source::open(&resolved.spec, OpenOptions::default()).map_err(super::source_error)?;
-        let catalog = src.introspect().map_err(super::source_error)?;
-        Ok(format!(
+    let source_line = ctx.open_source(source_arg, false).map(|o| {
+        format!(
             "{} ({}, {} tables and views, opened read-only)",
-            resolved.label,
-            catalog.engine,
-            catalog.tables.len()
-        ))
-    })();
+            o.label,
+            o.catalog.engine,
+            o.catalog.tables.len()
+        )
+    });
     check("source", source_line);
-    let model_line = llm::settings::resolve(&ctx.config.llm, &model.llm_flags(), ctx.env)
-        .and_then(|settings| llm::connect(&settings))
-        .and_then(|model| model.check())
-        .map_err(llm_error);
+    let model_line = ctx
+        .connect_model(model)
+        .and_then(|m| m.check().map_err(AiqError::from));
     check("model", model_line);
     let mut text = lines.join("\n");
     text.push('\n');

@@ -10,15 +10,18 @@ pub mod sessions;
 pub mod sources;
 
 use std::io::{self, IsTerminal, Write};
+use std::path::Path;
 use std::time::Duration;
 
 use clap::CommandFactory;
 
-use crate::cli::{Cli, Command, GlobalArgs, RunArgs};
+use crate::cli::{Cli, Command, GlobalArgs, ModelArgs, RunArgs};
 use crate::config::Config;
 use crate::error::AiqError;
+use crate::llm::{self, ChatModel};
 use crate::render::{Format, RenderOptions};
-use crate::source::{self, Resolved, SourceError};
+use crate::schema::Catalog;
+use crate::source::{self, redact_url, DataSource, OpenOptions, Resolved, SourceError};
 
 /// What every command gets.
 pub struct Context<'a> {
@@ -62,6 +65,58 @@ impl Context<'_> {
     pub fn query_timeout(&self) -> Duration {
         Duration::from_secs(self.config.query.timeout_secs.max(1))
     }
+
+    /// Resolves (SOURCE or the default), opens and introspects a source.
+    pub fn open_source(&self, arg: Option<&str>, allow_write: bool) -> Result<Opened, AiqError> {
+        let resolved = self.resolve_source(arg)?;
+        let options = OpenOptions {
+            allow_write,
+            timeout: self.query_timeout(),
+        };
+        let source = source::open(&resolved.spec, options).map_err(source_error)?;
+        let catalog = source.introspect().map_err(source_error)?;
+        let name = resolved.label;
+        let (session_name, label) = if name.contains("://") {
+            let shown = redact_url(&name);
+            (shown.clone(), shown)
+        } else if self.config.sources.get(&name).is_some() {
+            (name.clone(), name)
+        } else {
+            let path = Path::new(&name);
+            let absolute = std::fs::canonicalize(path)
+                .map(|p| p.display().to_string())
+                .unwrap_or_else(|_| name.clone());
+            let file = path
+                .file_name()
+                .map(|f| f.to_string_lossy().into_owned())
+                .unwrap_or_else(|| name.clone());
+            (absolute, file)
+        };
+        Ok(Opened {
+            source,
+            catalog,
+            session_name,
+            label,
+        })
+    }
+
+    /// The model the flags, environment and config name.
+    pub fn connect_model(&self, flags: &ModelArgs) -> Result<Box<dyn ChatModel>, AiqError> {
+        let settings = llm::settings::resolve(&self.config.llm, &flags.llm_flags(), self.env)?;
+        tracing::info!(?settings, "model");
+        Ok(llm::connect(&settings)?)
+    }
+}
+
+/// A source opened for a conversation.
+pub struct Opened {
+    pub source: Box<dyn DataSource>,
+    pub catalog: Catalog,
+    /// What a session file records: the saved name, or the absolute path /
+    /// the URL without password.
+    pub session_name: String,
+    /// What people see (the chat prompt): the saved name or the file name.
+    pub label: String,
 }
 
 /// The output format and how to render it: `-f` or the terminal default,

@@ -8,14 +8,10 @@ use super::console::Console;
 use super::sink::{CollectOptions, Collector};
 use crate::agent::{AgentError, EventSink, Thread, ThreadOptions};
 use crate::cli::{AskArgs, RunArgs};
-use crate::commands::{output_setup, source_error, Context};
+use crate::commands::{output_setup, Context};
 use crate::error::AiqError;
 use crate::interrupt;
-use crate::llm::{self, LlmError, LlmErrorKind};
-use crate::schema::Catalog;
 use crate::session::Session;
-use crate::source::{self, redact_url, DataSource, OpenOptions};
-use std::path::Path;
 
 /// The question: `-q`, or all of stdin when it is not a terminal.
 pub fn question(args: &AskArgs) -> Result<Option<String>, AiqError> {
@@ -32,64 +28,6 @@ pub fn question(args: &AskArgs) -> Result<Option<String>, AiqError> {
         .read_to_string(&mut text)
         .map_err(|e| AiqError::Usage(format!("cannot read the question from stdin: {e}")))?;
     Ok(Some(text))
-}
-
-/// A source opened for a conversation.
-pub struct Opened {
-    pub source: Box<dyn DataSource>,
-    pub catalog: Catalog,
-    /// What a session file records: the saved name, or the absolute path /
-    /// the URL without password.
-    pub session_name: String,
-    /// What the chat prompt shows: the saved name or the file name.
-    pub label: String,
-}
-
-/// Resolves, opens and introspects a source.
-pub fn open_source(
-    ctx: &Context<'_>,
-    arg: Option<&str>,
-    allow_write: bool,
-) -> Result<Opened, AiqError> {
-    let resolved = ctx.resolve_source(arg)?;
-    let options = OpenOptions {
-        allow_write,
-        timeout: ctx.query_timeout(),
-    };
-    let source = source::open(&resolved.spec, options).map_err(source_error)?;
-    let catalog = source.introspect().map_err(source_error)?;
-    let name = resolved.label;
-    let (session_name, label) = if name.contains("://") {
-        let shown = redact_url(&name);
-        (shown.clone(), shown)
-    } else if ctx.config.sources.get(&name).is_some() {
-        (name.clone(), name)
-    } else {
-        let path = Path::new(&name);
-        let absolute = std::fs::canonicalize(path)
-            .map(|p| p.display().to_string())
-            .unwrap_or_else(|_| name.clone());
-        let file = path
-            .file_name()
-            .map(|f| f.to_string_lossy().into_owned())
-            .unwrap_or_else(|| name.clone());
-        (absolute, file)
-    };
-    Ok(Opened {
-        source,
-        catalog,
-        session_name,
-        label,
-    })
-}
-
-/// Maps a model error to its exit code's error.
-pub fn llm_error(e: LlmError) -> AiqError {
-    match e.kind {
-        LlmErrorKind::Usage => AiqError::Usage(e.message),
-        LlmErrorKind::Cancelled => AiqError::Interrupted,
-        _ => AiqError::Llm(e.message),
-    }
 }
 
 /// Answers one question.
@@ -114,12 +52,9 @@ pub fn run(
     let wanted = source_arg
         .map(str::to_string)
         .or_else(|| session.as_ref().map(|s| s.data_source.clone()));
-    let settings = llm::settings::resolve(&ctx.config.llm, &ask.model.llm_flags(), ctx.env)
-        .map_err(llm_error)?;
-    tracing::info!(?settings, "model");
-    let model = llm::connect(&settings).map_err(llm_error)?;
+    let model = ctx.connect_model(&ask.model)?;
     interrupt::install();
-    let opened = open_source(ctx, wanted.as_deref(), run.allow_write)?;
+    let opened = ctx.open_source(wanted.as_deref(), run.allow_write)?;
     let mut thread = Thread::new(
         model,
         opened.source,
@@ -176,7 +111,7 @@ pub fn run(
         Err(_) if interrupt::interrupted() => Err(AiqError::Interrupted),
         Err(AgentError::Output(e)) if e.kind() == io::ErrorKind::BrokenPipe => Ok(()),
         Err(AgentError::Output(e)) => Err(AiqError::Query(format!("cannot write the result: {e}"))),
-        Err(AgentError::Llm(e)) => Err(llm_error(e)),
+        Err(AgentError::Llm(e)) => Err(e.into()),
         Err(AgentError::Refused(m)) => Err(AiqError::Refused(m)),
         Err(AgentError::QueryFailed(m)) => Err(AiqError::Query(m)),
         Err(e @ AgentError::EmptyAnswer) => Err(AiqError::Query(e.to_string())),

@@ -18,15 +18,13 @@ use rustyline::Editor;
 use self::commands::{parse, SlashCommand};
 use self::helper::{joined, ChatHelper};
 use super::console::Console;
-use super::oneshot::{llm_error, open_source, Opened};
 use super::sink::{CollectOptions, Collector};
 use crate::agent::{AgentError, Thread, ThreadOptions};
 use crate::cli::{AskArgs, RunArgs};
-use crate::commands::{output_setup, Context};
+use crate::commands::{output_setup, Context, Opened};
 use crate::config::create_private_dir;
 use crate::error::AiqError;
 use crate::interrupt;
-use crate::llm;
 use crate::render::{Format, RenderOptions};
 use crate::schema::Catalog;
 use crate::session::{self, display_path, Session};
@@ -82,7 +80,7 @@ pub fn run(
         .or_else(|| restored.as_ref().map(|s| s.data_source.clone()))
         .or_else(|| ctx.config.sources.default.clone());
     let opened = match wanted {
-        Some(name) => match open_source(ctx, Some(&name), run.allow_write) {
+        Some(name) => match ctx.open_source(Some(&name), run.allow_write) {
             Ok(o) => o,
             Err(e) if source_arg.is_some() => return Err(e),
             Err(e) => {
@@ -93,9 +91,7 @@ pub fn run(
         None => pick_source(ctx, &mut editor, run.allow_write)?,
     };
 
-    let settings = llm::settings::resolve(&ctx.config.llm, &ask.model.llm_flags(), ctx.env)
-        .map_err(llm_error)?;
-    let model = llm::connect(&settings).map_err(llm_error)?;
+    let model = ctx.connect_model(&ask.model)?;
     let Opened {
         source,
         catalog,
@@ -176,7 +172,7 @@ fn pick_source(
     loop {
         match editor.readline("Source (a saved name or a path): ") {
             Ok(line) if line.trim().is_empty() => continue,
-            Ok(line) => match open_source(ctx, Some(line.trim()), allow_write) {
+            Ok(line) => match ctx.open_source(Some(line.trim()), allow_write) {
                 Ok(o) => return Ok(o),
                 Err(e) => eprintln!("aiq: {e}"),
             },
@@ -356,7 +352,7 @@ impl Chat<'_> {
                 Err(e) => eprintln!("aiq: {e}"),
             },
             SlashCommand::Source(name) => {
-                match open_source(self.ctx, Some(&name), self.run.allow_write) {
+                match self.ctx.open_source(Some(&name), self.run.allow_write) {
                     Ok(o) => {
                         self.session.data_source = o.session_name;
                         self.session.database_type = o.source.kind().as_str().to_string();

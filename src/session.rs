@@ -7,11 +7,11 @@ use std::fs;
 use std::io::Write;
 use std::path::{Path, PathBuf};
 
-use chrono::{DateTime, SecondsFormat, Utc};
+use chrono::{DateTime, Utc};
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
-use crate::agent::HistoryMessage;
+use crate::agent::{rfc3339, HistoryMessage};
 use crate::llm::Role;
 
 /// The largest session file aiq restores.
@@ -92,10 +92,6 @@ struct File {
 
 fn version() -> u64 {
     VERSION
-}
-
-fn rfc3339(t: &DateTime<Utc>) -> String {
-    t.to_rfc3339_opts(SecondsFormat::Secs, true)
 }
 
 impl Session {

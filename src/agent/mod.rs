@@ -95,8 +95,13 @@ impl HistoryMessage {
 
     /// RFC 3339 timestamp in UTC, as session files store it.
     pub fn timestamp_text(&self) -> String {
-        self.timestamp.to_rfc3339_opts(SecondsFormat::Secs, true)
+        rfc3339(&self.timestamp)
     }
+}
+
+/// A UTC time as session files and `/history` write it: `2026-01-26T10:00:05Z`.
+pub fn rfc3339(t: &DateTime<Utc>) -> String {
+    t.to_rfc3339_opts(SecondsFormat::Secs, true)
 }
 
 /// The last `limit` question/answer pairs of `history`, oldest first. Never

@@ -12,7 +12,11 @@
 #      answers at once (benches/mock_llm.py), whole process (goal: < 50 ms median);
 #   4. save and load of a 10 MB session file (examples/bench_session.rs; goal:
 #      < 50 ms each), when that example is built next to the binary
-#      (cargo build --release --example bench_session).
+#      (cargo build --release --example bench_session);
+#   5. 1,000,000 rows from PostgreSQL to CSV: aiq against `psql --csv` on the
+#      same table, same run (goal: aiq <= 1.5x psql's wall time), when a
+#      PostgreSQL server is installed (Debian: postgresql); the script starts
+#      its own on 127.0.0.1 with a temp data dir and stops it afterwards.
 set -euo pipefail
 
 root="$(cd "$(dirname "$0")/.." && pwd)"
@@ -96,6 +100,41 @@ if [ -x "$bench_session" ]; then
   session_line="$("$bench_session")"
 fi
 
+pg_line="not run (no PostgreSQL server: apt-get install postgresql)"
+pg_bin=$(ls -d /usr/lib/postgresql/*/bin 2>/dev/null | sort -V | tail -1 || true)
+if [ -n "$pg_bin" ] && [ -x "$pg_bin/initdb" ]; then
+  echo "5. 1,000,000 rows from PostgreSQL to CSV" >&2
+  pgdir="$(mktemp -d)"
+  as_pg=()
+  if [ "$(id -u)" -eq 0 ]; then chown postgres: "$pgdir"; as_pg=(runuser -u postgres --); fi
+  pgport=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
+  "${as_pg[@]}" "$pg_bin/initdb" -D "$pgdir/data" -U postgres --auth=trust -E UTF8 --no-locale -N > /dev/null
+  "${as_pg[@]}" "$pg_bin/pg_ctl" -D "$pgdir/data" -l "$pgdir/log" -w -o "-p $pgport -k $pgdir -c listen_addresses=127.0.0.1 -c fsync=off" start > /dev/null
+  trap '"${as_pg[@]}" "$pg_bin/pg_ctl" -D "$pgdir/data" -m immediate stop >/dev/null 2>&1; rm -rf "$pgdir"; kill $mock 2>/dev/null; rm -rf "$work"' EXIT
+  psql=("$pg_bin/psql" -X -q -h 127.0.0.1 -p "$pgport" -U postgres)
+  "${psql[@]}" -d postgres -c "CREATE DATABASE bench" > /dev/null
+  "${psql[@]}" -d bench > /dev/null <<'SQL'
+CREATE TABLE events (id bigint PRIMARY KEY, customer text NOT NULL, amount numeric(12,2) NOT NULL,
+                     country text NOT NULL, created_at timestamptz NOT NULL, note text);
+INSERT INTO events
+SELECT i, 'customer-' || (i % 9973), round((i % 100000) / 7.0, 2),
+       substr('USDEGBFRNLSEESITCAJP', 1 + 2 * (i % 10), 2),
+       timestamptz '2023-11-14 22:13:20+00' + i * interval '37 seconds',
+       CASE WHEN i % 5 = 0 THEN NULL ELSE 'note, with "quotes" ' || i END
+FROM generate_series(1, 1000000) AS i;
+VACUUM ANALYZE events;
+SQL
+  pgurl="postgres://postgres@127.0.0.1:$pgport/bench"
+  hyperfine --warmup 1 --runs 5 --export-json "$work/pg.json" \
+    -n "psql --csv" "${psql[*]} -d bench --csv -c 'SELECT * FROM events' > /dev/null" \
+    -n aiq "'$aiq' '$pgurl' -e 'SELECT * FROM events' -f csv > /dev/null" >&2
+  read -r t_psql t_aiq_pg <<<"$(result "$work/pg.json")"
+  rss_aiq_pg=$( { /usr/bin/time -f '%M' "$aiq" "$pgurl" -e 'SELECT * FROM events' -f csv > /dev/null; } 2>&1 | tail -1)
+  rows_pg=$("$aiq" "$pgurl" -e 'SELECT * FROM events' -f csv | wc -l)
+  pg_ratio=$(python3 -c "print(f'{$t_aiq_pg/$t_psql:.2f}')")
+  pg_line="psql --csv ${t_psql} ms; aiq ${t_aiq_pg} ms (${pg_ratio}× psql), peak RSS $((rss_aiq_pg / 1024)) MB, $((rows_pg - 1)) rows"
+fi
+
 ratio=$(python3 -c "print(f'{$t_aiq/$t_sqlite:.2f}')")
 cat <<EOF
 
@@ -106,4 +145,5 @@ cat <<EOF
 | \`aiq schema\`, 2,000 tables (median) | ${t_schema} ms (${schema_bytes} bytes of schema) | < 300 ms |
 | single-shot question, instant local model (median of 30) | ${t_ask} ms | < 50 ms |
 | 10 MB session file | ${session_line} | < 50 ms each |
+| 1M rows from PostgreSQL to CSV (medians) | ${pg_line} | ≤ 1.5× psql |
 EOF

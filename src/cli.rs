@@ -221,6 +221,10 @@ pub enum SourcesCommand {
         /// A file, a folder of data files or a URL
         #[arg(value_name = "URL_OR_PATH")]
         location: String,
+        /// For a server: the environment variable that holds the password
+        /// (aiq never writes a password to the config)
+        #[arg(long, value_name = "VAR")]
+        password_env: Option<String>,
     },
     /// Forget a saved source
     Remove { name: String },

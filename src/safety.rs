@@ -139,6 +139,12 @@ pub fn check(sql: &str, dialect: Dialect, policy: Policy) -> Result<CheckedSql, 
     if text.is_empty() {
         return Err(Refusal::Empty);
     }
+    if dialect == Dialect::MySql && has_executable_comment(text) {
+        return Err(Refusal::Forbidden {
+            kind: "an executable comment (/*! … */)".into(),
+            why: "MySQL and MariaDB run the code inside it, which hides it from the check",
+        });
+    }
     let (class, kind) = match pragma_statement(text, dialect) {
         Some(verdict) => verdict?,
         None => {
@@ -167,6 +173,16 @@ pub fn check(sql: &str, dialect: Dialect, policy: Policy) -> Result<CheckedSql, 
         sql: text.to_string(),
         access,
         kind,
+    })
+}
+
+/// `/*! … */` and MariaDB's `/*M! … */`: comments that MySQL and MariaDB
+/// execute. Looked for anywhere in the text (a string that merely contains
+/// one is refused too; being wrong that way is safe).
+fn has_executable_comment(text: &str) -> bool {
+    text.match_indices("/*").any(|(i, _)| {
+        let rest = &text[i + 2..];
+        rest.starts_with('!') || rest.starts_with("M!") || rest.starts_with("m!")
     })
 }
 
@@ -287,6 +303,7 @@ const OUTSIDE_FILES: &str = "it reads or writes files outside the data source";
 const OUTSIDE_DB: &str = "it reaches other databases";
 const CODE: &str = "it installs or loads code into the database engine";
 const SETTINGS: &str = "it changes the engine's settings, which guard read-only access";
+const ADMIN: &str = "it acts on the server itself, not on data";
 
 /// Introspection pragmas that only read (SQLite/DuckDB `PRAGMA name(arg)`).
 const READ_PRAGMAS: &[&str] = &[
@@ -369,10 +386,51 @@ const FORBIDDEN_FUNCTIONS: &[(&str, &str)] = &[
     ("fts3_tokenizer", CODE),
     ("getenv", "it reads the environment, where secrets live"),
     ("set_config", SETTINGS),
+    ("pg_ls_logdir", OUTSIDE_FILES),
+    ("pg_ls_waldir", OUTSIDE_FILES),
+    ("pg_ls_tmpdir", OUTSIDE_FILES),
+    ("pg_ls_archive_statusdir", OUTSIDE_FILES),
+    ("pg_file_write", OUTSIDE_FILES),
+    ("pg_file_rename", OUTSIDE_FILES),
+    ("pg_file_unlink", OUTSIDE_FILES),
+    ("dblink_connect", OUTSIDE_DB),
+    ("dblink_send_query", OUTSIDE_DB),
+    (
+        "query_to_xml",
+        "it runs SQL given as text, which the gate cannot check",
+    ),
+    (
+        "query_to_xml_and_xmlschema",
+        "it runs SQL given as text, which the gate cannot check",
+    ),
+    (
+        "query_to_xmlschema",
+        "it runs SQL given as text, which the gate cannot check",
+    ),
+    ("pg_terminate_backend", ADMIN),
+    ("pg_cancel_backend", ADMIN),
+    ("pg_reload_conf", ADMIN),
+    ("pg_rotate_logfile", ADMIN),
+    ("pg_switch_wal", ADMIN),
+    ("pg_promote", ADMIN),
+    ("pg_create_restore_point", ADMIN),
+    ("sys_exec", CODE),
+    ("sys_eval", CODE),
 ];
 
 /// Functions that change data even inside a SELECT.
-const WRITING_FUNCTIONS: &[&str] = &["nextval", "setval", "pg_advisory_lock", "lo_unlink"];
+const WRITING_FUNCTIONS: &[&str] = &[
+    "nextval",
+    "setval",
+    "pg_advisory_lock",
+    "lo_unlink",
+    "lo_create",
+    "lo_creat",
+    "lo_from_bytea",
+    "lo_put",
+    "pg_notify",
+    "get_lock",
+];
 
 /// File extensions that make a FROM name a file read (DuckDB's replacement scans).
 const FILE_SUFFIXES: &[&str] = &[
@@ -607,6 +665,27 @@ mod tests {
 
     fn verdict(sql: &str, dialect: Dialect) -> Result<Access, Refusal> {
         check(sql, dialect, Policy::default()).map(|c| c.access())
+    }
+
+    #[test]
+    fn mysql_executable_comments_are_refused() {
+        for sql in [
+            "SELECT 1 /*!, (SELECT 1) */",
+            "SELECT * FROM customers /*!50000 INTO OUTFILE '/tmp/x' */",
+            "SELECT 1 /*M! ; DROP TABLE t */",
+        ] {
+            let r = verdict(sql, Dialect::MySql);
+            assert!(matches!(r, Err(Refusal::Forbidden { .. })), "{sql}: {r:?}");
+        }
+        // Ordinary comments and optimizer hints are fine.
+        assert_eq!(
+            verdict("SELECT /* c */ 1", Dialect::MySql),
+            Ok(Access::Read)
+        );
+        assert_eq!(
+            verdict("SELECT /*+ MAX_EXECUTION_TIME(10) */ 1", Dialect::MySql),
+            Ok(Access::Read)
+        );
     }
 
     #[test]

@@ -23,8 +23,8 @@ fn idioms(dialect: Dialect) -> &'static str {
     match dialect {
         Dialect::Sqlite => "SQLite: dates are TEXT; use strftime('%Y-%m', col) for months, date('now') for today, || to concatenate, LIMIT n; there is no ILIKE (LIKE is case-insensitive for ASCII).",
         Dialect::DuckDb => "DuckDB: use date_trunc('month', col), strftime(col, '%Y-%m'), current_date, ILIKE, LIMIT n; identifiers are double-quoted.",
-        Dialect::Postgres => "PostgreSQL: use date_trunc('month', col), to_char(col, 'YYYY-MM'), current_date, ILIKE, LIMIT n; identifiers are double-quoted.",
-        Dialect::MySql => "MySQL: use DATE_FORMAT(col, '%Y-%m'), CURDATE(), LIMIT n; identifiers are quoted with backticks.",
+        Dialect::Postgres => "PostgreSQL: use date_trunc('month', col), to_char(col, 'YYYY-MM'), current_date, now() - interval '30 days', col::date casts, ILIKE for case-insensitive matching, || to concatenate, LIMIT n; identifiers are double-quoted; integer division truncates, so cast to numeric for ratios; there is no IFNULL (use coalesce).",
+        Dialect::MySql => "MySQL/MariaDB: use DATE_FORMAT(col, '%Y-%m'), CURDATE(), NOW() - INTERVAL 30 DAY, DATEDIFF(a, b), CONCAT(a, b) (|| is OR), IFNULL or COALESCE, LIMIT n; identifiers are quoted with backticks, strings with single quotes; there is no FULL OUTER JOIN and no ILIKE (LIKE is case-insensitive for most collations).",
     }
 }
 
@@ -105,6 +105,14 @@ mod tests {
             allow_write: false,
             schema,
         }
+    }
+
+    #[test]
+    fn server_dialects_get_their_idioms() {
+        assert!(idioms(Dialect::Postgres).contains("date_trunc"));
+        assert!(idioms(Dialect::Postgres).contains("double-quoted"));
+        assert!(idioms(Dialect::MySql).contains("backticks"));
+        assert!(idioms(Dialect::MySql).contains("DATE_FORMAT"));
     }
 
     #[test]

@@ -28,14 +28,22 @@ pub fn run(ctx: &Context<'_>, source_arg: Option<&str>, model: &ModelArgs) -> Re
             )
         }),
     );
-    let source_line = ctx.open_source(source_arg, false).map(|o| {
-        format!(
-            "{} ({}, {} tables and views, opened read-only)",
-            o.label,
-            o.catalog.engine,
-            o.catalog.tables.len()
-        )
-    });
+    let source_line = ctx
+        .open_source(source_arg, false)
+        .map(|o| match o.source.server_status() {
+            Some(status) => format!(
+                "{} ({}, {} tables and views)",
+                o.label,
+                super::sources::describe_server(&status),
+                o.catalog.tables.len()
+            ),
+            None => format!(
+                "{} ({}, {} tables and views, opened read-only)",
+                o.label,
+                o.catalog.engine,
+                o.catalog.tables.len()
+            ),
+        });
     check("source", source_line);
     let model_line = ctx
         .connect_model(model)

@@ -21,7 +21,7 @@ use crate::error::AiqError;
 use crate::llm::{self, ChatModel};
 use crate::render::{Format, RenderOptions};
 use crate::schema::Catalog;
-use crate::source::{self, redact_url, DataSource, OpenOptions, Resolved, SourceError};
+use crate::source::{self, strip_password, DataSource, OpenOptions, Resolved, SourceError};
 
 /// What every command gets.
 pub struct Context<'a> {
@@ -77,7 +77,7 @@ impl Context<'_> {
         let catalog = source.introspect().map_err(source_error)?;
         let name = resolved.label;
         let (session_name, label) = if name.contains("://") {
-            let shown = redact_url(&name);
+            let shown = strip_password(&name);
             (shown.clone(), shown)
         } else if self.config.sources.get(&name).is_some() {
             (name.clone(), name)

@@ -8,7 +8,10 @@ use super::{source_error, write_stdout, Context};
 use crate::cli::SourcesCommand;
 use crate::config::{edit_file, validate_name};
 use crate::error::AiqError;
-use crate::source::{redact_url, resolve_location, SourceSpec};
+use crate::source::{
+    self, redact_url, resolve_location, strip_password, OpenOptions, ServerSpec, ServerStatus,
+    SourceSpec,
+};
 
 pub fn run(ctx: &Context<'_>, command: SourcesCommand) -> Result<(), AiqError> {
     let saved = &ctx.config.sources;
@@ -30,14 +33,31 @@ pub fn run(ctx: &Context<'_>, command: SourcesCommand) -> Result<(), AiqError> {
             }
             write_stdout(text.as_bytes())
         }
-        SourcesCommand::Add { name, location } => {
+        SourcesCommand::Add {
+            name,
+            location,
+            password_env,
+        } => {
             validate_name(&name)?;
             if saved.get(&name).is_some() {
                 return Err(AiqError::Usage(format!(
                     "a source named '{name}' is already saved (remove it first with `aiq sources remove {name}`)"
                 )));
             }
-            let spec = resolve_location(&location).map_err(source_error)?;
+            let mut spec = resolve_location(&location).map_err(source_error)?;
+            if let Some(var) = &password_env {
+                let SourceSpec::Server(server) = &mut spec else {
+                    return Err(AiqError::Usage(
+                        "--password-env is for server sources (postgres://, mysql://)".into(),
+                    ));
+                };
+                if var.is_empty() || !var.chars().all(|c| c.is_ascii_alphanumeric() || c == '_') {
+                    return Err(AiqError::Usage(format!(
+                        "--password-env takes the name of an environment variable, not '{var}'"
+                    )));
+                }
+                server.password_env = Some(var.clone());
+            }
             let url = stored_location(&location, &spec);
             let make_default = saved.default.is_none();
             let path = edit_file(&ctx.config.home, |doc| {
@@ -50,6 +70,9 @@ pub fn run(ctx: &Context<'_>, command: SourcesCommand) -> Result<(), AiqError> {
                     })?;
                 let mut entry = toml_edit::Table::new();
                 entry["url"] = toml_edit::value(url.as_str());
+                if let Some(var) = &password_env {
+                    entry["password_env"] = toml_edit::value(var.as_str());
+                }
                 sources.insert(&name, toml_edit::Item::Table(entry));
                 if make_default {
                     sources.insert("default", toml_edit::value(name.as_str()));
@@ -66,6 +89,14 @@ pub fn run(ctx: &Context<'_>, command: SourcesCommand) -> Result<(), AiqError> {
                     ""
                 }
             );
+            if let SourceSpec::Server(server) = &spec {
+                if url != location {
+                    eprintln!(
+                        "aiq: the password in the URL was not saved (aiq never writes passwords); aiq asks for it on a terminal, or name a variable that holds it with `--password-env VAR`"
+                    );
+                }
+                check_server(ctx, server);
+            }
             Ok(())
         }
         SourcesCommand::Remove { name } => {
@@ -110,11 +141,43 @@ fn require(ctx: &Context<'_>, name: &str) -> Result<(), AiqError> {
     )))
 }
 
+/// Connects to a newly saved server once (read-only) and says what it
+/// found; a server that cannot be reached now is a warning, not an error.
+fn check_server(ctx: &Context<'_>, server: &ServerSpec) {
+    let options = OpenOptions {
+        allow_write: false,
+        timeout: ctx.query_timeout(),
+    };
+    match source::open(&SourceSpec::Server(server.clone()), options) {
+        Ok(src) => {
+            if let Some(status) = src.server_status() {
+                eprintln!("aiq: connected: {}", describe_server(&status));
+            }
+        }
+        Err(e) => eprintln!("aiq: warning: saved, but cannot connect now: {e}"),
+    }
+}
+
+/// `PostgreSQL 15.18 at host:5432/db, TLS, read-only session confirmed`.
+pub(crate) fn describe_server(status: &ServerStatus) -> String {
+    format!(
+        "{} at {}{}, {}",
+        status.version,
+        status.address,
+        if status.tls { ", TLS" } else { "" },
+        if status.read_only {
+            "read-only session confirmed"
+        } else {
+            "read-write session (--allow-write)"
+        }
+    )
+}
+
 /// Paths are stored absolute, database files as `sqlite://`/`duckdb://`
-/// URLs; URLs are stored as given.
+/// URLs; URLs are stored as given, without a password.
 fn stored_location(location: &str, spec: &SourceSpec) -> String {
     if location.contains("://") {
-        return location.to_string();
+        return strip_password(location);
     }
     let abs = std::fs::canonicalize(Path::new(location))
         .map(|p| p.display().to_string())
@@ -122,6 +185,6 @@ fn stored_location(location: &str, spec: &SourceSpec) -> String {
     match spec {
         SourceSpec::Sqlite(_) => format!("sqlite://{abs}"),
         SourceSpec::DuckDb(_) => format!("duckdb://{abs}"),
-        SourceSpec::DuckDbMemory | SourceSpec::DataFiles { .. } => abs,
+        SourceSpec::DuckDbMemory | SourceSpec::DataFiles { .. } | SourceSpec::Server(_) => abs,
     }
 }

@@ -182,6 +182,9 @@ pub fn offer_sample(column: &mut ColumnInfo, value: &str) {
 /// Whether a declared type holds text (and so may get sample values).
 pub fn is_text_type(type_name: &str) -> bool {
     let t = type_name.to_ascii_uppercase();
+    if t.ends_with("[]") {
+        return false;
+    }
     t.is_empty()
         || t.contains("CHAR")
         || t.contains("TEXT")

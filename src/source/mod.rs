@@ -8,6 +8,11 @@
 //! prints; errors carry messages a person can act on.
 
 mod duckdb;
+mod mysql;
+mod postgres;
+mod server;
+#[cfg(test)]
+mod server_tests;
 mod spec;
 mod sqlite;
 mod value;
@@ -17,8 +22,10 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{mpsc, Arc};
 use std::time::{Duration, Instant};
 
+pub use server::ServerStatus;
 pub use spec::{
-    redact_url, resolve, resolve_location, DataFile, DataFileKind, Resolved, SourceSpec,
+    redact_url, resolve, resolve_location, strip_password, DataFile, DataFileKind, Resolved,
+    ServerProtocol, ServerSpec, SourceSpec,
 };
 pub use value::{Column, Value};
 
@@ -30,14 +37,20 @@ use crate::schema::Catalog;
 pub enum EngineKind {
     Sqlite,
     DuckDb,
+    Postgres,
+    /// MySQL and MariaDB.
+    MySql,
 }
 
 impl EngineKind {
-    /// The name used in session files and messages (`sqlite`, `duckdb`).
+    /// The name used in session files and messages (`sqlite`, `duckdb`,
+    /// `postgres`, `mysql`).
     pub fn as_str(self) -> &'static str {
         match self {
             EngineKind::Sqlite => "sqlite",
             EngineKind::DuckDb => "duckdb",
+            EngineKind::Postgres => "postgres",
+            EngineKind::MySql => "mysql",
         }
     }
 
@@ -46,6 +59,8 @@ impl EngineKind {
         match self {
             EngineKind::Sqlite => Dialect::Sqlite,
             EngineKind::DuckDb => Dialect::DuckDb,
+            EngineKind::Postgres => Dialect::Postgres,
+            EngineKind::MySql => Dialect::MySql,
         }
     }
 }
@@ -147,6 +162,12 @@ pub trait DataSource: Send {
 
     /// A handle that cancels the running statement (Ctrl-C).
     fn cancel_handle(&self) -> CancelHandle;
+
+    /// For a database server: its version, and whether the session is
+    /// confirmed read-only. `None` for files.
+    fn server_status(&self) -> Option<ServerStatus> {
+        None
+    }
 }
 
 impl SourceSpec {
@@ -157,6 +178,10 @@ impl SourceSpec {
             SourceSpec::DuckDb(_) | SourceSpec::DuckDbMemory | SourceSpec::DataFiles { .. } => {
                 EngineKind::DuckDb
             }
+            SourceSpec::Server(s) => match s.protocol {
+                ServerProtocol::Postgres => EngineKind::Postgres,
+                ServerProtocol::MySql => EngineKind::MySql,
+            },
         }
     }
 }
@@ -170,6 +195,12 @@ pub fn open(spec: &SourceSpec, options: OpenOptions) -> Result<Box<dyn DataSourc
         SourceSpec::DataFiles { files, .. } => Ok(Box::new(duckdb::DuckDbSource::open_data_files(
             files, options,
         )?)),
+        SourceSpec::Server(server) => match server.protocol {
+            ServerProtocol::Postgres => {
+                Ok(Box::new(postgres::PostgresSource::open(server, options)?))
+            }
+            ServerProtocol::MySql => Ok(Box::new(mysql::MySqlSource::open(server, options)?)),
+        },
     }
 }
 
@@ -193,6 +224,11 @@ impl Guard {
             flag.store(true, Ordering::SeqCst);
             interrupt();
         })
+    }
+
+    /// The cancel flag, for engines that stream rows themselves.
+    pub(crate) fn flag(&self) -> Arc<AtomicBool> {
+        Arc::clone(&self.cancelled)
     }
 
     /// Streams rows into `sink`: `next_row` fills the buffer with one row
@@ -250,14 +286,18 @@ impl Guard {
         // Reset afterwards, not before: a Ctrl-C that lands just before the
         // statement starts must still cancel it.
         let cancelled = self.cancelled.swap(false, Ordering::SeqCst);
-        if timed_out && result.is_err() {
+        // An interrupted statement counts as interrupted even when the
+        // engine reports success (MySQL's SLEEP() returns 1 when killed):
+        // its result may be cut short.
+        let output_failed = matches!(result, Err(ExecError::Output(_)));
+        if timed_out && !output_failed {
             tracing::debug!(elapsed = ?started.elapsed(), "statement timed out");
             return Err(ExecError::Timeout(timeout));
         }
-        match result {
-            Err(ExecError::Engine(_)) if cancelled => Err(ExecError::Cancelled),
-            other => other,
+        if cancelled && !output_failed {
+            return Err(ExecError::Cancelled);
         }
+        result
     }
 }
 

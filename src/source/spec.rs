@@ -20,6 +20,38 @@ pub enum SourceSpec {
     DuckDbMemory,
     /// One data file, or a folder of them, each served as a table by DuckDB.
     DataFiles { root: PathBuf, files: Vec<DataFile> },
+    /// A PostgreSQL or MySQL/MariaDB server.
+    Server(ServerSpec),
+}
+
+/// A database server to connect to.
+#[derive(Clone, PartialEq, Eq)]
+pub struct ServerSpec {
+    pub protocol: ServerProtocol,
+    /// The URL as given or saved; may hold a password, so it is never shown
+    /// as is (see [`redact_url`] and [`strip_password`]).
+    pub url: String,
+    /// The environment variable that holds the password (a saved source's
+    /// `password_env`).
+    pub password_env: Option<String>,
+}
+
+impl std::fmt::Debug for ServerSpec {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("ServerSpec")
+            .field("protocol", &self.protocol)
+            .field("url", &redact_url(&self.url))
+            .field("password_env", &self.password_env)
+            .finish()
+    }
+}
+
+/// The wire protocol a server speaks.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ServerProtocol {
+    Postgres,
+    /// MySQL and MariaDB.
+    MySql,
 }
 
 /// One CSV/TSV/Parquet/JSON file and the table name it is served under.
@@ -61,7 +93,7 @@ pub struct Resolved {
     pub label: String,
 }
 
-const HINT: &str = "give a path to a .db/.sqlite/.duckdb/.csv/.tsv/.parquet/.json file or a folder of them, a sqlite:// or duckdb:// URL, or a saved source name; see `aiq sources list`";
+const HINT: &str = "give a path to a .db/.sqlite/.duckdb/.csv/.tsv/.parquet/.json file or a folder of them, a sqlite://, duckdb://, postgres:// or mysql:// URL, or a saved source name; see `aiq sources list`";
 
 /// Resolves a SOURCE argument against the saved sources.
 ///
@@ -76,8 +108,16 @@ pub fn resolve(arg: &str, saved: &SavedSources) -> Result<Resolved, SourceError>
         });
     }
     if let Some(entry) = saved.get(arg) {
-        let inner = resolve_location(&entry.url)
-            .map_err(|e| SourceError(format!("saved source '{arg}' ({}): {}", entry.url, e.0)))?;
+        let mut inner = resolve_location(&entry.url).map_err(|e| {
+            SourceError(format!(
+                "saved source '{arg}' ({}): {}",
+                redact_url(&entry.url),
+                e.0
+            ))
+        })?;
+        if let SourceSpec::Server(server) = &mut inner {
+            server.password_env = entry.password_env.clone();
+        }
         return Ok(Resolved {
             spec: inner,
             label: arg.to_string(),
@@ -122,10 +162,30 @@ fn from_url(scheme: &str, rest: &str, whole: &str) -> Result<SourceSpec, SourceE
             existing_file(path)?;
             Ok(SourceSpec::DuckDb(path.to_path_buf()))
         }
-        "postgres" | "postgresql" | "mysql" | "mariadb" => Err(SourceError(format!(
-            "cannot open {}: {scheme}:// server sources are not supported by this version of aiq yet; use a SQLite/DuckDB file or data files",
-            redact_url(whole)
-        ))),
+        "postgres" | "postgresql" | "mysql" | "mariadb" => {
+            let protocol = if scheme.to_ascii_lowercase().starts_with("postgres") {
+                ServerProtocol::Postgres
+            } else {
+                ServerProtocol::MySql
+            };
+            if rest.is_empty() {
+                return Err(SourceError(format!(
+                    "cannot open {}: the URL names no server; write {scheme}://USER@HOST[:PORT]/DATABASE",
+                    redact_url(whole)
+                )));
+            }
+            // The drivers only know `mysql://`; MariaDB speaks the same protocol.
+            let url = if scheme.eq_ignore_ascii_case("mariadb") {
+                format!("mysql://{rest}")
+            } else {
+                whole.to_string()
+            };
+            Ok(SourceSpec::Server(ServerSpec {
+                protocol,
+                url,
+                password_env: None,
+            }))
+        }
         _ => Err(SourceError(format!(
             "cannot open {}: unknown URL scheme '{scheme}://' ({HINT})",
             redact_url(whole)
@@ -261,22 +321,57 @@ fn data_folder(dir: &Path) -> Result<SourceSpec, SourceError> {
     })
 }
 
-/// The URL with any password replaced by `***`, for messages and labels.
+/// The URL with any password replaced by `***`, for messages: it shows a
+/// password was given without showing it.
 pub fn redact_url(url: &str) -> String {
+    hide_password(url, Some("***"))
+}
+
+/// The URL without any password (`postgres://ann@host/db`): what sessions,
+/// labels and the config keep.
+pub fn strip_password(url: &str) -> String {
+    hide_password(url, None)
+}
+
+fn hide_password(url: &str, mask: Option<&str>) -> String {
     let Some((scheme, rest)) = url.split_once("://") else {
         return url.to_string();
     };
-    let (authority, tail) = match rest.find('/') {
+    let (authority, tail) = match rest.find(['/', '?']) {
         Some(i) => rest.split_at(i),
         None => (rest, ""),
     };
-    match authority.rsplit_once('@') {
-        Some((userinfo, host)) => match userinfo.split_once(':') {
-            Some((user, _)) => format!("{scheme}://{user}:***@{host}{tail}"),
-            None => url.to_string(),
+    let authority = match authority.rsplit_once('@') {
+        Some((userinfo, host)) => match (userinfo.split_once(':'), mask) {
+            (Some((user, _)), Some(mask)) => format!("{user}:{mask}@{host}"),
+            (Some((user, _)), None) => format!("{user}@{host}"),
+            (None, _) => authority.to_string(),
         },
-        None => url.to_string(),
-    }
+        None => authority.to_string(),
+    };
+    // `?password=…` works too for PostgreSQL.
+    let tail = match tail.split_once('?') {
+        Some((path, query)) => {
+            let kept: Vec<String> = query
+                .split('&')
+                .filter_map(|pair| {
+                    let key = pair.split('=').next().unwrap_or("");
+                    if key.eq_ignore_ascii_case("password") {
+                        mask.map(|m| format!("{key}={m}"))
+                    } else {
+                        Some(pair.to_string())
+                    }
+                })
+                .collect();
+            if kept.is_empty() {
+                path.to_string()
+            } else {
+                format!("{path}?{}", kept.join("&"))
+            }
+        }
+        None => tail.to_string(),
+    };
+    format!("{scheme}://{authority}{tail}")
 }
 
 fn io_reason(e: &std::io::Error) -> String {
@@ -361,9 +456,22 @@ mod tests {
             resolve("duckdb://:memory:", &none()).unwrap().spec,
             SourceSpec::DuckDbMemory
         );
-        let e = resolve("postgres://u:secret@h/db", &none()).unwrap_err();
-        assert!(!e.0.contains("secret"), "{e}");
-        assert!(e.0.contains("u:***@h/db"), "{e}");
+        let r = resolve("postgres://u:secret@h/db", &none()).unwrap();
+        let SourceSpec::Server(server) = &r.spec else {
+            panic!("not a server: {:?}", r.spec)
+        };
+        assert_eq!(server.protocol, ServerProtocol::Postgres);
+        assert!(!format!("{:?}", r.spec).contains("secret"));
+        let r = resolve("mariadb://u@h/db", &none()).unwrap();
+        let SourceSpec::Server(server) = &r.spec else {
+            panic!("not a server")
+        };
+        assert_eq!(
+            (server.protocol, server.url.as_str()),
+            (ServerProtocol::MySql, "mysql://u@h/db")
+        );
+        let e = resolve("postgres://", &none()).unwrap_err();
+        assert!(e.0.contains("names no server"), "{e}");
         let e = resolve("ftp://x", &none()).unwrap_err();
         assert!(e.0.contains("unknown URL scheme 'ftp://'"), "{e}");
     }
@@ -373,5 +481,18 @@ mod tests {
         assert_eq!(redact_url("mysql://a:b@h:3306/x"), "mysql://a:***@h:3306/x");
         assert_eq!(redact_url("postgres://a@h/x"), "postgres://a@h/x");
         assert_eq!(redact_url("sqlite:///tmp/a.db"), "sqlite:///tmp/a.db");
+        assert_eq!(strip_password("mysql://a:b@h:3306/x"), "mysql://a@h:3306/x");
+        assert_eq!(
+            strip_password("postgres://h/x?sslmode=require&password=pw"),
+            "postgres://h/x?sslmode=require"
+        );
+        assert_eq!(
+            redact_url("postgres://h/x?password=pw&sslmode=require"),
+            "postgres://h/x?password=***&sslmode=require"
+        );
+        assert_eq!(
+            strip_password("postgres://a:p%40ss@h?x=1"),
+            "postgres://a@h?x=1"
+        );
     }
 }

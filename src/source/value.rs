@@ -55,17 +55,19 @@ impl Value {
             Value::Decimal(s) | Value::Text(s) | Value::Json(s) | Value::Other(s) => {
                 out.push_str(s)
             }
-            Value::Date(d) => {
-                let _ = write!(out, "{}", d.format("%Y-%m-%d"));
-            }
-            Value::Time(t) => {
-                let _ = write!(out, "{}", t.format("%H:%M:%S%.f"));
-            }
+            Value::Date(d) => write_date(d, out),
+            Value::Time(t) => write_time(t, out),
             Value::Timestamp(t) => {
-                let _ = write!(out, "{}", t.format("%Y-%m-%d %H:%M:%S%.f"));
+                write_date(&t.date(), out);
+                out.push(' ');
+                write_time(&t.time(), out);
             }
             Value::TimestampTz(t) => {
-                let _ = write!(out, "{}", t.format("%Y-%m-%dT%H:%M:%S%.fZ"));
+                let t = t.naive_utc();
+                write_date(&t.date(), out);
+                out.push('T');
+                write_time(&t.time(), out);
+                out.push('Z');
             }
             Value::Blob(b) => write_hex(b, out),
         }
@@ -94,6 +96,38 @@ fn write_float(f: f64, out: &mut String) {
         out.push_str(if f > 0.0 { "Infinity" } else { "-Infinity" });
     } else {
         let _ = write!(out, "{f:?}");
+    }
+}
+
+/// `YYYY-MM-DD`, as chrono's `%Y-%m-%d` prints it, without parsing a
+/// format string for every value (dates are in every other result row).
+fn write_date(d: &NaiveDate, out: &mut String) {
+    use chrono::Datelike;
+    if (0..=9999).contains(&d.year()) {
+        let _ = write!(out, "{:04}-{:02}-{:02}", d.year(), d.month(), d.day());
+    } else {
+        let _ = write!(out, "{}", d.format("%Y-%m-%d"));
+    }
+}
+
+/// `HH:MM:SS` plus `.mmm`, `.uuuuuu` or `.nnnnnnnnn` as needed, as chrono's
+/// `%H:%M:%S%.f` prints it.
+fn write_time(t: &NaiveTime, out: &mut String) {
+    use chrono::Timelike;
+    let nanos = t.nanosecond();
+    if nanos >= 1_000_000_000 {
+        // A leap second: leave it to chrono.
+        let _ = write!(out, "{}", t.format("%H:%M:%S%.f"));
+        return;
+    }
+    let _ = write!(out, "{:02}:{:02}:{:02}", t.hour(), t.minute(), t.second());
+    if nanos == 0 {
+    } else if nanos.is_multiple_of(1_000_000) {
+        let _ = write!(out, ".{:03}", nanos / 1_000_000);
+    } else if nanos.is_multiple_of(1_000) {
+        let _ = write!(out, ".{:06}", nanos / 1_000);
+    } else {
+        let _ = write!(out, ".{nanos:09}");
     }
 }
 
@@ -151,6 +185,38 @@ mod tests {
             Value::TimestampTz(ts.and_utc()).to_text(),
             "2024-02-29T13:05:09Z"
         );
+    }
+
+    #[test]
+    fn dates_and_times_print_as_chrono_does() {
+        let d = NaiveDate::from_ymd_opt(2024, 2, 29).unwrap();
+        for (h, m, sec, nano) in [
+            (0, 0, 0, 0),
+            (13, 5, 9, 500_000_000),
+            (23, 59, 59, 250_000),
+            (1, 2, 3, 7),
+        ] {
+            let t = NaiveTime::from_hms_nano_opt(h, m, sec, nano).unwrap();
+            let ts = d.and_time(t);
+            assert_eq!(
+                Value::Time(t).to_text(),
+                t.format("%H:%M:%S%.f").to_string()
+            );
+            assert_eq!(
+                Value::Timestamp(ts).to_text(),
+                ts.format("%Y-%m-%d %H:%M:%S%.f").to_string()
+            );
+            assert_eq!(
+                Value::TimestampTz(ts.and_utc()).to_text(),
+                ts.format("%Y-%m-%dT%H:%M:%S%.fZ").to_string()
+            );
+        }
+        let far = NaiveDate::from_ymd_opt(12345, 1, 1).unwrap();
+        assert_eq!(
+            Value::Date(far).to_text(),
+            far.format("%Y-%m-%d").to_string()
+        );
+        assert_eq!(Value::Date(d).to_text(), "2024-02-29");
     }
 
     #[test]

@@ -1,0 +1,819 @@
+//! MySQL and MariaDB through sqlx. The session is set read-only (`SET
+//! SESSION TRANSACTION READ ONLY`), and every read runs inside `START
+//! TRANSACTION READ ONLY … ROLLBACK`; the statement timeout is the server's
+//! own (`max_statement_time` on MariaDB, `max_execution_time` on MySQL)
+//! besides aiq's watchdog, which sends `KILL QUERY` from a second
+//! connection. Rows come in the text protocol and are typed here by column
+//! type, decimals exactly as the server prints them.
+
+use std::cell::RefCell;
+use std::str::FromStr;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::Arc;
+use std::time::Duration;
+use tokio::sync::Mutex;
+
+use chrono::{NaiveDate, NaiveDateTime, NaiveTime};
+use sqlx::mysql::{MySqlColumn, MySqlConnectOptions, MySqlConnection, MySqlQueryResult, MySqlRow};
+use sqlx::{Column as _, ConnectOptions, Connection, Executor, Row, Statement, TypeInfo};
+
+use super::server::{
+    self, bytes_value, cancel_in_background, exec_error, pump, sample_columns, text, Collect,
+    Liveness, ServerStatus, SAMPLE_BUDGET,
+};
+use super::spec::{redact_url, ServerSpec};
+use super::{
+    CancelHandle, Column, DataSource, EngineKind, ExecError, Guard, OpenOptions, QueryStats,
+    RowSink, SourceError, Value,
+};
+use crate::safety::{Access, CheckedSql};
+use crate::schema::{Catalog, ColumnInfo, ForeignKey, Table};
+use crate::schema::{TableKind, SAMPLE_ROWS};
+
+pub(crate) struct MySqlSource {
+    rt: tokio::runtime::Runtime,
+    conn: Mutex<MySqlConnection>,
+    /// With the password that worked, for the `KILL QUERY` connection.
+    connect: MySqlConnectOptions,
+    spec: ServerSpec,
+    /// The server's id for the connection, for `KILL QUERY`.
+    connection_id: Arc<AtomicU64>,
+    live: Liveness,
+    mariadb: bool,
+    guard: Guard,
+    options: OpenOptions,
+    status: ServerStatus,
+}
+
+impl MySqlSource {
+    pub(crate) fn open(spec: &ServerSpec, options: OpenOptions) -> Result<Self, SourceError> {
+        let rt = server::runtime()?;
+        let base = MySqlConnectOptions::from_str(&spec.url).map_err(|e| {
+            SourceError(format!(
+                "cannot open {}: the URL is not valid: {e}",
+                redact_url(&spec.url)
+            ))
+        })?;
+        // Keep the server's own `||` and time zone: what its users expect.
+        let base = base
+            .pipes_as_concat(false)
+            .timezone(None)
+            .log_statements(log::LevelFilter::Debug)
+            .log_slow_statements(log::LevelFilter::Off, Duration::ZERO);
+        let who = format!(
+            "{}@{}:{}",
+            base.get_username(),
+            base.get_host(),
+            base.get_port()
+        );
+        let ((conn, connect), _) = server::connect(&rt, spec, &who, |password| {
+            let opts = match password {
+                Some(p) => base.clone().password(&p),
+                None => base.clone(),
+            };
+            async move {
+                MySqlConnection::connect_with(&opts)
+                    .await
+                    .map(|c| (c, opts))
+            }
+        })?;
+        let mut source = MySqlSource {
+            rt,
+            conn: Mutex::new(conn),
+            connect,
+            spec: spec.clone(),
+            connection_id: Arc::new(AtomicU64::new(0)),
+            live: Liveness::new(),
+            mariadb: false,
+            guard: Guard::new(),
+            options,
+            status: ServerStatus {
+                version: String::new(),
+                address: format!(
+                    "{}:{}/{}",
+                    base.get_host(),
+                    base.get_port(),
+                    base.get_database().unwrap_or("")
+                ),
+                read_only: false,
+                tls: false,
+            },
+        };
+        let fail = |e: ExecError| SourceError(format!("cannot set up the session: {e}"));
+        let facts = source
+            .plain_rows("SELECT CONNECTION_ID(), VERSION()")
+            .map_err(fail)?;
+        let row = facts.rows.first().cloned().unwrap_or_default();
+        if let Some(Value::Int(id)) = row.first() {
+            source.connection_id.store(*id as u64, Ordering::SeqCst);
+        }
+        let version = row.get(1).and_then(text).unwrap_or_default();
+        source.mariadb = version.to_ascii_lowercase().contains("mariadb");
+        let number = version.split('-').next().unwrap_or("").to_string();
+        source.status.version = if source.mariadb {
+            format!("MariaDB {number}")
+        } else {
+            format!("MySQL {number}")
+        };
+        let mut setup = vec![source.timeout_setting(options.timeout)];
+        if !options.allow_write {
+            setup.push("SET SESSION TRANSACTION READ ONLY".to_string());
+        }
+        for sql in setup {
+            source.plain(&sql).map_err(fail)?;
+        }
+        // The variable's name changed across versions.
+        let read_only = source
+            .internal("SELECT @@session.transaction_read_only", None)
+            .or_else(|_| source.internal("SELECT @@session.tx_read_only", None))
+            .map_err(fail)?;
+        source.status.read_only = matches!(
+            read_only.rows.first().and_then(|r| r.first()),
+            Some(Value::Int(1))
+        );
+        let tls = source
+            .internal("SHOW SESSION STATUS LIKE 'Ssl_cipher'", None)
+            .map_err(fail)?;
+        source.status.tls = tls
+            .rows
+            .first()
+            .and_then(|r| r.get(1))
+            .and_then(text)
+            .is_some_and(|c| !c.is_empty());
+        if !options.allow_write && !source.status.read_only {
+            return Err(SourceError(format!(
+                "cannot open {}: the server did not make the session read-only, so aiq will not run statements there",
+                redact_url(&spec.url)
+            )));
+        }
+        Ok(source)
+    }
+
+    /// The session variable that bounds a statement's run time.
+    fn timeout_setting(&self, timeout: Duration) -> String {
+        if self.mariadb {
+            format!("SET SESSION max_statement_time = {}", timeout.as_secs_f64())
+        } else {
+            format!("SET SESSION max_execution_time = {}", timeout.as_millis())
+        }
+    }
+
+    /// Runs one of aiq's own statements outside any transaction.
+    fn plain(&self, sql: &str) -> Result<(), ExecError> {
+        self.rt.block_on(async {
+            let mut conn = self.conn.lock().await;
+            sqlx::raw_sql(sql)
+                .execute(&mut *conn)
+                .await
+                .map(|_| ())
+                .map_err(|e| self.error(e))
+        })
+    }
+
+    /// Runs one of aiq's own queries outside any transaction and keeps its rows.
+    fn plain_rows(&self, sql: &str) -> Result<Collect, ExecError> {
+        let mut out = Collect::default();
+        let no_cancel = AtomicBool::new(false);
+        self.rt.block_on(async {
+            let mut conn = self.conn.lock().await;
+            self.stream(&mut conn, sql, &mut out, &no_cancel).await
+        })?;
+        Ok(out)
+    }
+
+    /// What starts every read, in one round trip: the session made
+    /// read-only again (a statement may have changed that, and DDL commits
+    /// and then runs under the session's setting), the time limit set again,
+    /// and a read-only transaction.
+    fn begin_read(&self, timeout: Duration) -> String {
+        let mut sql = String::new();
+        if !self.options.allow_write {
+            sql.push_str("SET SESSION TRANSACTION READ ONLY; ");
+        }
+        sql.push_str(&self.timeout_setting(timeout));
+        sql.push_str("; START TRANSACTION READ ONLY");
+        sql
+    }
+
+    /// Runs `sql` as a read (see [`MySqlSource::begin_read`]), then rolls back.
+    async fn read(
+        &self,
+        conn: &mut MySqlConnection,
+        sql: &str,
+        timeout: Duration,
+        sink: &mut dyn RowSink,
+        cancelled: &AtomicBool,
+    ) -> Result<(u64, u64), ExecError> {
+        sqlx::raw_sql(&self.begin_read(timeout))
+            .execute(&mut *conn)
+            .await
+            .map_err(|e| self.error(e))?;
+        let result = self.stream(conn, sql, sink, cancelled).await;
+        let _ = sqlx::raw_sql("ROLLBACK").execute(&mut *conn).await;
+        result
+    }
+
+    /// Runs one of aiq's own catalog queries as a read (with a tighter time
+    /// limit when given) and keeps its rows.
+    fn internal(&self, sql: &str, timeout: Option<Duration>) -> Result<Collect, ExecError> {
+        let mut out = Collect::default();
+        let no_cancel = AtomicBool::new(false);
+        self.rt.block_on(async {
+            let mut conn = self.conn.lock().await;
+            let timeout = timeout.unwrap_or(self.options.timeout);
+            self.read(&mut conn, sql, timeout, &mut out, &no_cancel)
+                .await
+        })?;
+        Ok(out)
+    }
+
+    /// Connects again if the connection died (each statement sets the
+    /// session up again, see [`MySqlSource::begin_read`]), and learns the
+    /// new connection's id.
+    async fn revive(&self, conn: &mut MySqlConnection) -> Result<(), ExecError> {
+        if server::revive(&self.live, conn, &self.connect, &self.spec).await? {
+            let id: u64 = sqlx::query_scalar("SELECT CONNECTION_ID()")
+                .fetch_one(&mut *conn)
+                .await
+                .map_err(|e| self.error(e))?;
+            self.connection_id.store(id, Ordering::SeqCst);
+        }
+        Ok(())
+    }
+
+    fn error(&self, e: sqlx::Error) -> ExecError {
+        let lost = self.live.note(&e);
+        exec_error(e, self.options.timeout, lost, |db| {
+            let text = db.message().to_ascii_lowercase();
+            text.contains("max_statement_time") || text.contains("maximum statement execution time")
+        })
+    }
+
+    /// Prepares `sql` and streams its rows in the binary protocol: a
+    /// prepared statement is always exactly one statement on the server,
+    /// whatever the text holds. The few statements the server cannot
+    /// prepare go through the text protocol instead.
+    async fn stream(
+        &self,
+        conn: &mut MySqlConnection,
+        sql: &str,
+        sink: &mut dyn RowSink,
+        cancelled: &AtomicBool,
+    ) -> Result<(u64, u64), ExecError> {
+        let statement = match (&mut *conn).prepare(sql).await {
+            Ok(statement) => statement,
+            Err(sqlx::Error::Database(db))
+                if db.code().as_deref() == Some("HY000")
+                    && db.message().contains("prepared statement protocol") =>
+            {
+                return self.stream_text(conn, sql, sink, cancelled).await;
+            }
+            Err(e) => return Err(self.error(e)),
+        };
+        let (columns, kinds) = describe(statement.columns());
+        sink.columns(&columns)?;
+        let rows = (&mut *conn).fetch_many(statement.query());
+        pump(
+            rows,
+            sink,
+            cancelled,
+            |done: &MySqlQueryResult| done.rows_affected(),
+            |row: &MySqlRow, out| decode_row(row, &kinds, true, out),
+            |e| self.error(e),
+        )
+        .await
+    }
+
+    /// Streams `sql`'s rows in the text protocol; the columns come from the
+    /// first row (none when no row comes back).
+    async fn stream_text(
+        &self,
+        conn: &mut MySqlConnection,
+        sql: &str,
+        sink: &mut dyn RowSink,
+        cancelled: &AtomicBool,
+    ) -> Result<(u64, u64), ExecError> {
+        let pending: RefCell<Option<Vec<Column>>> = RefCell::new(None);
+        let mut kinds: Vec<Kind> = Vec::new();
+        let mut first = FirstRow {
+            sink,
+            pending: &pending,
+            sent: false,
+        };
+        let counts = {
+            let rows = (&mut *conn).fetch_many(sqlx::raw_sql(sql));
+            pump(
+                rows,
+                &mut first,
+                cancelled,
+                |done: &MySqlQueryResult| done.rows_affected(),
+                |row: &MySqlRow, out| {
+                    if kinds.is_empty() && !row.columns().is_empty() {
+                        let (columns, k) = describe(row.columns());
+                        kinds = k;
+                        *pending.borrow_mut() = Some(columns);
+                    }
+                    decode_row(row, &kinds, false, out)
+                },
+                |e| self.error(e),
+            )
+            .await?
+        };
+        if !first.sent {
+            first.sink.columns(&[])?;
+        }
+        Ok(counts)
+    }
+
+    fn canceller(&self) -> impl Fn() + Send + Sync + 'static {
+        let connect = self.connect.clone();
+        let id = Arc::clone(&self.connection_id);
+        move || {
+            let connect = connect.clone();
+            let id = id.load(Ordering::SeqCst);
+            cancel_in_background(move || {
+                let Ok(rt) = server::runtime() else { return };
+                rt.block_on(async {
+                    if let Ok(mut c) = MySqlConnection::connect_with(&connect).await {
+                        let _ = sqlx::raw_sql(&format!("KILL QUERY {id}"))
+                            .execute(&mut c)
+                            .await;
+                        let _ = c.close().await;
+                    }
+                });
+            })
+        }
+    }
+}
+
+/// Result columns and how to decode each.
+fn describe(columns: &[MySqlColumn]) -> (Vec<Column>, Vec<Kind>) {
+    columns
+        .iter()
+        .map(|c| {
+            let name = c.type_info().name();
+            (Column::new(c.name(), name), Kind::of(name))
+        })
+        .unzip()
+}
+
+/// One row's values, from the binary or the text protocol.
+fn decode_row(row: &MySqlRow, kinds: &[Kind], binary: bool, out: &mut Vec<Value>) {
+    for (i, kind) in kinds.iter().enumerate() {
+        let bytes = row.try_get_unchecked::<Option<&[u8]>, _>(i).ok().flatten();
+        out.push(match bytes {
+            Some(b) if binary => kind.decode_binary(b),
+            Some(b) => kind.decode(b),
+            None => Value::Null,
+        });
+    }
+}
+
+/// Sends the columns, named from the first row, just before that row.
+struct FirstRow<'a, 'b> {
+    sink: &'a mut dyn RowSink,
+    pending: &'b RefCell<Option<Vec<Column>>>,
+    sent: bool,
+}
+
+impl RowSink for FirstRow<'_, '_> {
+    fn columns(&mut self, columns: &[Column]) -> std::io::Result<()> {
+        self.sent = true;
+        self.sink.columns(columns)
+    }
+
+    fn row(&mut self, row: &[Value]) -> std::io::Result<()> {
+        if !self.sent {
+            let columns = self.pending.borrow_mut().take().unwrap_or_default();
+            self.columns(&columns)?;
+        }
+        self.sink.row(row)
+    }
+}
+
+impl DataSource for MySqlSource {
+    fn kind(&self) -> EngineKind {
+        EngineKind::MySql
+    }
+
+    fn introspect(&self) -> Result<Catalog, SourceError> {
+        introspect(self).map_err(|e| {
+            SourceError(format!(
+                "cannot read the {} schema: {e}",
+                if self.mariadb { "MariaDB" } else { "MySQL" }
+            ))
+        })
+    }
+
+    fn execute(&self, sql: &CheckedSql, sink: &mut dyn RowSink) -> Result<QueryStats, ExecError> {
+        // A source opened read-only runs everything as a read, whatever the
+        // statement claims to be.
+        let write = sql.access() == Access::Write && self.options.allow_write;
+        let cancelled = self.guard.flag();
+        self.guard
+            .execute(sql, self.options.timeout, self.canceller(), || {
+                self.rt
+                    .block_on(async {
+                        let mut conn = self.conn.lock().await;
+                        let conn = &mut *conn;
+                        self.revive(conn).await?;
+                        let timeout = self.options.timeout;
+                        let result = if write {
+                            sqlx::raw_sql(&self.timeout_setting(timeout))
+                                .execute(&mut *conn)
+                                .await
+                                .map_err(|e| self.error(e))?;
+                            self.stream(conn, sql.sql(), sink, &cancelled).await
+                        } else {
+                            self.read(conn, sql.sql(), timeout, sink, &cancelled).await
+                        };
+                        if result.is_ok() {
+                            self.live.used();
+                        }
+                        result
+                    })
+                    .map(|(rows, changed)| if write && rows == 0 { changed } else { rows })
+            })
+    }
+
+    fn cancel_handle(&self) -> CancelHandle {
+        self.guard.handle(self.canceller())
+    }
+
+    fn server_status(&self) -> Option<ServerStatus> {
+        Some(self.status.clone())
+    }
+}
+
+/// Tables and views of the selected database: columns in one query, foreign
+/// keys in another, samples in a third.
+fn introspect(source: &MySqlSource) -> Result<Catalog, ExecError> {
+    let columns = source.internal(
+        "SELECT c.TABLE_NAME, t.TABLE_TYPE, c.COLUMN_NAME, c.COLUMN_TYPE, c.IS_NULLABLE, \
+                c.COLUMN_KEY, t.TABLE_ROWS, t.TABLE_COMMENT \
+         FROM information_schema.COLUMNS c \
+         JOIN information_schema.TABLES t \
+           ON t.TABLE_SCHEMA = c.TABLE_SCHEMA AND t.TABLE_NAME = c.TABLE_NAME \
+         WHERE c.TABLE_SCHEMA = DATABASE() \
+         ORDER BY c.TABLE_NAME, c.ORDINAL_POSITION",
+        None,
+    )?;
+    let mut tables: Vec<Table> = Vec::new();
+    for r in &columns.rows {
+        let cell = |i: usize| r.get(i).and_then(text).unwrap_or_default();
+        let name = cell(0);
+        if tables.last().map(|t| t.name != name).unwrap_or(true) {
+            let view = cell(1).eq_ignore_ascii_case("VIEW");
+            tables.push(Table {
+                name,
+                kind: if view {
+                    TableKind::View
+                } else {
+                    TableKind::Table
+                },
+                row_estimate: if view {
+                    None
+                } else {
+                    cell(6).parse::<u64>().ok()
+                },
+                comment: r
+                    .get(7)
+                    .and_then(text)
+                    .filter(|c| !(c.is_empty() || view && c == "VIEW")),
+                ..Table::default()
+            });
+        }
+        if let Some(t) = tables.last_mut() {
+            t.columns.push(ColumnInfo {
+                name: cell(2),
+                type_name: cell(3),
+                nullable: cell(4) == "YES",
+                primary_key: cell(5) == "PRI",
+                samples: Vec::new(),
+            });
+        }
+    }
+    let keys = source.internal(
+        "SELECT TABLE_NAME, CONSTRAINT_NAME, COLUMN_NAME, REFERENCED_TABLE_NAME, \
+                REFERENCED_COLUMN_NAME \
+         FROM information_schema.KEY_COLUMN_USAGE \
+         WHERE TABLE_SCHEMA = DATABASE() AND REFERENCED_TABLE_NAME IS NOT NULL \
+         ORDER BY TABLE_NAME, CONSTRAINT_NAME, ORDINAL_POSITION",
+        None,
+    )?;
+    let mut last: Option<(String, String)> = None;
+    for r in &keys.rows {
+        let cell = |i: usize| r.get(i).and_then(text).unwrap_or_default();
+        let Some(t) = tables.iter_mut().find(|t| t.name == cell(0)) else {
+            continue;
+        };
+        let key = (cell(0), cell(1));
+        if last.as_ref() != Some(&key) {
+            t.foreign_keys.push(ForeignKey {
+                columns: Vec::new(),
+                ref_table: cell(3),
+                ref_columns: Vec::new(),
+            });
+            last = Some(key);
+        }
+        if let Some(fk) = t.foreign_keys.last_mut() {
+            fk.columns.push(cell(2));
+            fk.ref_columns.push(cell(4));
+        }
+    }
+    sample_columns(
+        &mut tables,
+        |k, table, column| {
+            let (t, c) = (quote(table), quote(column));
+            format!(
+                "(SELECT DISTINCT {k} AS k, v FROM (SELECT CAST({c} AS CHAR) AS v FROM {t} LIMIT {SAMPLE_ROWS}) s WHERE v IS NOT NULL)"
+            )
+        },
+        |sql| source.internal(sql, Some(SAMPLE_BUDGET)),
+    );
+    Ok(Catalog {
+        engine: source.status.version.clone(),
+        tables,
+    })
+}
+
+/// A MySQL identifier in backticks.
+fn quote(name: &str) -> String {
+    format!("`{}`", name.replace('`', "``"))
+}
+
+/// How a column's text-protocol bytes become a [`Value`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Kind {
+    Int,
+    Unsigned,
+    Float,
+    Decimal,
+    Date,
+    Time,
+    DateTime,
+    Json,
+    Bits,
+    Binary,
+    Text,
+}
+
+impl Kind {
+    fn of(type_name: &str) -> Kind {
+        match type_name {
+            "BOOLEAN" | "TINYINT" | "SMALLINT" | "INT" | "MEDIUMINT" | "BIGINT" | "YEAR" => {
+                Kind::Int
+            }
+            t if t.ends_with("UNSIGNED") => Kind::Unsigned,
+            "FLOAT" | "DOUBLE" => Kind::Float,
+            "DECIMAL" => Kind::Decimal,
+            "DATE" => Kind::Date,
+            "TIME" => Kind::Time,
+            "DATETIME" | "TIMESTAMP" => Kind::DateTime,
+            "JSON" => Kind::Json,
+            "BIT" => Kind::Bits,
+            "BINARY" | "VARBINARY" | "TINYBLOB" | "BLOB" | "MEDIUMBLOB" | "LONGBLOB"
+            | "GEOMETRY" => Kind::Binary,
+            _ => Kind::Text,
+        }
+    }
+
+    fn decode(self, b: &[u8]) -> Value {
+        let s = || String::from_utf8_lossy(b).into_owned();
+        let parsed = match self {
+            Kind::Int => std::str::from_utf8(b)
+                .ok()
+                .and_then(|t| t.parse().ok())
+                .map(Value::Int),
+            Kind::Unsigned => std::str::from_utf8(b)
+                .ok()
+                .and_then(|t| t.parse::<u64>().ok())
+                .map(|u| {
+                    i64::try_from(u)
+                        .map(Value::Int)
+                        .unwrap_or(Value::BigInt(u as i128))
+                }),
+            Kind::Float => std::str::from_utf8(b)
+                .ok()
+                .and_then(|t| t.parse().ok())
+                .map(Value::Float),
+            Kind::Decimal => Some(Value::Decimal(s())),
+            Kind::Date => NaiveDate::parse_from_str(&s(), "%Y-%m-%d")
+                .ok()
+                .map(Value::Date),
+            Kind::Time => NaiveTime::parse_from_str(&s(), "%H:%M:%S%.f")
+                .ok()
+                .map(Value::Time),
+            Kind::DateTime => NaiveDateTime::parse_from_str(&s(), "%Y-%m-%d %H:%M:%S%.f")
+                .ok()
+                .map(Value::Timestamp),
+            Kind::Json => Some(Value::Json(s())),
+            Kind::Bits => Some(Value::Int(
+                b.iter().fold(0u64, |acc, x| (acc << 8) | *x as u64) as i64,
+            )),
+            // Binary collations (`utf8mb4_bin`, MariaDB's JSON) share the
+            // binary flag with real blobs: text when it is UTF-8.
+            Kind::Binary => Some(match std::str::from_utf8(b) {
+                Ok(t) => Value::Text(t.to_string()),
+                Err(_) => Value::Blob(b.to_vec()),
+            }),
+            Kind::Text => Some(Value::Text(s())),
+        };
+        // Zero dates, negative or long times and the like stay as printed.
+        parsed.unwrap_or_else(|| Value::Other(s()))
+    }
+
+    /// One value of the binary protocol: numbers little-endian in their
+    /// column's width, dates and times as length-prefixed fields, the rest
+    /// as the bytes of their text.
+    fn decode_binary(self, b: &[u8]) -> Value {
+        let int = |signed: bool| -> Option<Value> {
+            Some(match (b.len(), signed) {
+                (1, true) => Value::Int(b[0] as i8 as i64),
+                (1, false) => Value::Int(b[0] as i64),
+                (2, true) => Value::Int(i16::from_le_bytes(b.try_into().ok()?) as i64),
+                (2, false) => Value::Int(u16::from_le_bytes(b.try_into().ok()?) as i64),
+                (4, true) => Value::Int(i32::from_le_bytes(b.try_into().ok()?) as i64),
+                (4, false) => Value::Int(u32::from_le_bytes(b.try_into().ok()?) as i64),
+                (8, true) => Value::Int(i64::from_le_bytes(b.try_into().ok()?)),
+                (8, false) => {
+                    let u = u64::from_le_bytes(b.try_into().ok()?);
+                    i64::try_from(u)
+                        .map(Value::Int)
+                        .unwrap_or(Value::BigInt(u as i128))
+                }
+                _ => return None,
+            })
+        };
+        let parsed = match self {
+            Kind::Int => int(true),
+            Kind::Unsigned => int(false),
+            Kind::Float => match b.len() {
+                4 => {
+                    let f = f32::from_le_bytes(b.try_into().unwrap_or_default());
+                    Some(Value::Float(format!("{f:?}").parse().unwrap_or(f as f64)))
+                }
+                8 => Some(Value::Float(f64::from_le_bytes(
+                    b.try_into().unwrap_or_default(),
+                ))),
+                _ => None,
+            },
+            Kind::Date | Kind::DateTime => binary_datetime(b, self == Kind::Date),
+            Kind::Time => binary_time(b),
+            _ => return self.decode(b),
+        };
+        parsed.unwrap_or_else(|| bytes_value(b))
+    }
+}
+
+/// DATE/DATETIME/TIMESTAMP in the binary protocol: a length byte, then year
+/// (2 bytes), month, day, and optionally hour, minute, second, microseconds.
+fn binary_datetime(b: &[u8], date_only: bool) -> Option<Value> {
+    let len = *b.first()? as usize;
+    let f = b.get(1..1 + len)?;
+    if len == 0 {
+        return Some(Value::Other(
+            if date_only {
+                "0000-00-00"
+            } else {
+                "0000-00-00 00:00:00"
+            }
+            .into(),
+        ));
+    }
+    let year = u16::from_le_bytes([*f.first()?, *f.get(1)?]) as i32;
+    let (month, day) = (*f.get(2)? as u32, *f.get(3)? as u32);
+    let Some(date) = NaiveDate::from_ymd_opt(year, month, day) else {
+        // Zero-in-date values MySQL allows.
+        return Some(Value::Other(format!("{year:04}-{month:02}-{day:02}")));
+    };
+    if date_only {
+        return Some(Value::Date(date));
+    }
+    let (h, m, s) = (
+        f.get(4).copied().unwrap_or(0) as u32,
+        f.get(5).copied().unwrap_or(0) as u32,
+        f.get(6).copied().unwrap_or(0) as u32,
+    );
+    let micros = match f.get(7..11) {
+        Some(us) => u32::from_le_bytes(us.try_into().ok()?),
+        None => 0,
+    };
+    Some(Value::Timestamp(date.and_hms_micro_opt(h, m, s, micros)?))
+}
+
+/// TIME in the binary protocol: a length byte, then sign, days, hours,
+/// minutes, seconds and optionally microseconds. Negative times and times
+/// of a day or more stay as MySQL prints them.
+fn binary_time(b: &[u8]) -> Option<Value> {
+    let len = *b.first()? as usize;
+    let f = b.get(1..1 + len)?;
+    if len == 0 {
+        return Some(Value::Time(NaiveTime::MIN));
+    }
+    let negative = *f.first()? != 0;
+    let days = u32::from_le_bytes(f.get(1..5)?.try_into().ok()?);
+    let (h, m, s) = (*f.get(5)? as u32, *f.get(6)? as u32, *f.get(7)? as u32);
+    let micros = match f.get(8..12) {
+        Some(us) => u32::from_le_bytes(us.try_into().ok()?),
+        None => 0,
+    };
+    if !negative && days == 0 {
+        return Some(Value::Time(NaiveTime::from_hms_micro_opt(h, m, s, micros)?));
+    }
+    let mut text = format!(
+        "{}{:02}:{m:02}:{s:02}",
+        if negative { "-" } else { "" },
+        days * 24 + h
+    );
+    if micros != 0 {
+        text.push_str(&format!(".{micros:06}"));
+    }
+    Some(Value::Other(text))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn text_protocol_values_are_typed() {
+        assert_eq!(Kind::of("BIGINT").decode(b"-42"), Value::Int(-42));
+        assert_eq!(
+            Kind::of("BIGINT UNSIGNED").decode(b"18446744073709551615"),
+            Value::BigInt(18446744073709551615)
+        );
+        assert_eq!(
+            Kind::of("DECIMAL").decode(b"12.50"),
+            Value::Decimal("12.50".into())
+        );
+        assert_eq!(Kind::of("DOUBLE").decode(b"0.1"), Value::Float(0.1));
+        assert_eq!(
+            Kind::of("DATETIME")
+                .decode(b"2024-06-01 10:00:00")
+                .to_text(),
+            "2024-06-01 10:00:00"
+        );
+        assert_eq!(
+            Kind::of("DATETIME").decode(b"0000-00-00 00:00:00"),
+            Value::Other("0000-00-00 00:00:00".into())
+        );
+        assert_eq!(
+            Kind::of("TIME").decode(b"-01:00:00"),
+            Value::Other("-01:00:00".into())
+        );
+        assert_eq!(Kind::of("BIT").decode(&[1, 2]), Value::Int(258));
+        assert_eq!(Kind::of("BLOB").decode(&[0xff]), Value::Blob(vec![0xff]));
+        assert_eq!(Kind::of("VARCHAR").decode(b"x"), Value::Text("x".into()));
+        assert_eq!(
+            Kind::of("JSON").decode(b"{\"a\":1}"),
+            Value::Json("{\"a\":1}".into())
+        );
+    }
+
+    #[test]
+    fn binary_protocol_values_are_typed() {
+        assert_eq!(Kind::of("TINYINT").decode_binary(&[0xff]), Value::Int(-1));
+        assert_eq!(
+            Kind::of("TINYINT UNSIGNED").decode_binary(&[0xff]),
+            Value::Int(255)
+        );
+        assert_eq!(
+            Kind::of("BIGINT UNSIGNED").decode_binary(&[0xff; 8]),
+            Value::BigInt(u64::MAX as i128)
+        );
+        assert_eq!(
+            Kind::of("FLOAT").decode_binary(&0.1f32.to_le_bytes()),
+            Value::Float(0.1)
+        );
+        assert_eq!(
+            Kind::of("DECIMAL").decode_binary(b"-1.50"),
+            Value::Decimal("-1.50".into())
+        );
+        assert_eq!(
+            Kind::of("DATETIME")
+                .decode_binary(&[11, 0xe8, 0x07, 2, 29, 13, 5, 9, 0x90, 0xd0, 3, 0])
+                .to_text(),
+            "2024-02-29 13:05:09.250"
+        );
+        assert_eq!(
+            Kind::of("DATE")
+                .decode_binary(&[4, 0xe8, 0x07, 2, 29])
+                .to_text(),
+            "2024-02-29"
+        );
+        assert_eq!(Kind::of("DATE").decode_binary(&[0]).to_text(), "0000-00-00");
+        assert_eq!(
+            Kind::of("TIME")
+                .decode_binary(&[8, 1, 1, 0, 0, 0, 2, 3, 4])
+                .to_text(),
+            "-26:03:04"
+        );
+        assert_eq!(
+            Kind::of("TIME")
+                .decode_binary(&[8, 0, 0, 0, 0, 0, 13, 5, 9])
+                .to_text(),
+            "13:05:09"
+        );
+    }
+}

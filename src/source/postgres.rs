@@ -1,0 +1,847 @@
+//! PostgreSQL through sqlx. The session is read-only twice over: it starts
+//! with `default_transaction_read_only=on`, and every read runs inside
+//! `BEGIN READ ONLY … ROLLBACK`, which also undoes any setting a statement
+//! managed to change. Rows arrive in the binary format and are decoded here
+//! by type OID, exactly (numeric as text, never via f64).
+
+use std::fmt::Write as _;
+use std::str::FromStr;
+use std::sync::atomic::{AtomicBool, AtomicI32, Ordering};
+use std::sync::Arc;
+use std::time::Duration;
+use tokio::sync::Mutex;
+
+use chrono::{DateTime, Duration as ChronoDuration, NaiveDate, NaiveDateTime, NaiveTime};
+use sqlx::postgres::{
+    PgConnectOptions, PgConnection, PgRow, PgTypeInfo, PgTypeKind, PgValueFormat, PgValueRef,
+};
+use sqlx::{Column as _, ConnectOptions, Connection, Executor, Row, Statement, TypeInfo, ValueRef};
+
+use super::server::{
+    self, bytes_value, cancel_in_background, exec_error, pump, sample_columns, text, Collect,
+    Liveness, ServerStatus, SAMPLE_BUDGET,
+};
+use super::spec::{redact_url, ServerSpec};
+use super::{
+    quote_ident, CancelHandle, Column, DataSource, EngineKind, ExecError, Guard, OpenOptions,
+    QueryStats, RowSink, SourceError, Value,
+};
+use crate::safety::{Access, CheckedSql};
+use crate::schema::{Catalog, ColumnInfo, ForeignKey, Table};
+use crate::schema::{TableKind, SAMPLE_ROWS};
+
+pub(crate) struct PostgresSource {
+    rt: tokio::runtime::Runtime,
+    conn: Mutex<PgConnection>,
+    /// With the password that worked, for the cancel connection.
+    connect: PgConnectOptions,
+    spec: ServerSpec,
+    /// The server process serving the connection, for `pg_cancel_backend`.
+    pid: Arc<AtomicI32>,
+    live: Liveness,
+    guard: Guard,
+    options: OpenOptions,
+    status: ServerStatus,
+}
+
+impl PostgresSource {
+    pub(crate) fn open(spec: &ServerSpec, options: OpenOptions) -> Result<Self, SourceError> {
+        let rt = server::runtime()?;
+        let base = PgConnectOptions::from_str(&spec.url).map_err(|e| {
+            SourceError(format!(
+                "cannot open {}: the URL is not valid: {e}",
+                redact_url(&spec.url)
+            ))
+        })?;
+        let timeout_ms = options.timeout.as_millis().to_string();
+        let mut settings = vec![
+            ("statement_timeout", timeout_ms),
+            ("idle_in_transaction_session_timeout", "600000".to_string()),
+        ];
+        if !options.allow_write {
+            settings.push(("default_transaction_read_only", "on".to_string()));
+        }
+        let base = base
+            .application_name("aiq")
+            .options(settings)
+            .log_statements(log::LevelFilter::Debug)
+            .log_slow_statements(log::LevelFilter::Off, Duration::ZERO);
+        let who = format!(
+            "{}@{}:{}",
+            base.get_username(),
+            base.get_host(),
+            base.get_port()
+        );
+        let ((conn, connect), _) = server::connect(&rt, spec, &who, |password| {
+            let opts = match password {
+                Some(p) => base.clone().password(&p),
+                None => base.clone(),
+            };
+            async move { PgConnection::connect_with(&opts).await.map(|c| (c, opts)) }
+        })?;
+        let mut source = PostgresSource {
+            rt,
+            conn: Mutex::new(conn),
+            connect,
+            spec: spec.clone(),
+            pid: Arc::new(AtomicI32::new(0)),
+            live: Liveness::new(),
+            guard: Guard::new(),
+            options,
+            status: ServerStatus {
+                version: String::new(),
+                address: address(&base),
+                read_only: false,
+                tls: false,
+            },
+        };
+        let facts = source
+            .internal(
+                "SELECT pg_backend_pid()::int8, current_setting('server_version'), \
+                 current_setting('transaction_read_only'), \
+                 coalesce((SELECT ssl FROM pg_stat_ssl WHERE pid = pg_backend_pid()), false)",
+                None,
+            )
+            .map_err(|e| SourceError(format!("cannot read the server's version: {e}")))?;
+        let row = facts.rows.first().cloned().unwrap_or_default();
+        if let Some(Value::Int(pid)) = row.first() {
+            source.pid.store(*pid as i32, Ordering::SeqCst);
+        }
+        let version = row.get(1).and_then(text).unwrap_or_default();
+        let version = version.split_whitespace().next().unwrap_or("").to_string();
+        source.status.version = format!("PostgreSQL {version}");
+        source.status.read_only = row.get(2).and_then(text).as_deref() == Some("on");
+        source.status.tls = matches!(row.get(3), Some(Value::Bool(true)));
+        if !options.allow_write && !source.status.read_only {
+            return Err(SourceError(format!(
+                "cannot open {}: the server did not start a read-only session, so aiq will not run statements there",
+                redact_url(&spec.url)
+            )));
+        }
+        Ok(source)
+    }
+
+    /// Runs one of aiq's own catalog queries in a read-only transaction
+    /// (with a tighter statement timeout when given) and keeps its rows.
+    fn internal(&self, sql: &str, timeout: Option<Duration>) -> Result<Collect, ExecError> {
+        let mut out = Collect::default();
+        let no_cancel = AtomicBool::new(false);
+        self.rt.block_on(async {
+            let mut conn = self.conn.lock().await;
+            let conn = &mut *conn;
+            sqlx::raw_sql("BEGIN READ ONLY")
+                .execute(&mut *conn)
+                .await
+                .map_err(|e| self.error(e))?;
+            let mut result = Ok((0, 0));
+            if let Some(t) = timeout {
+                let set = format!("SET LOCAL statement_timeout = {}", t.as_millis());
+                result = sqlx::raw_sql(&set)
+                    .execute(&mut *conn)
+                    .await
+                    .map(|_| (0, 0))
+                    .map_err(|e| self.error(e));
+            }
+            if result.is_ok() {
+                result = self.stream(conn, sql, &mut out, &no_cancel).await;
+            }
+            let _ = sqlx::raw_sql("ROLLBACK").execute(&mut *conn).await;
+            result
+        })?;
+        Ok(out)
+    }
+
+    /// Connects again if the connection died, and learns the new backend's pid.
+    async fn revive(&self, conn: &mut PgConnection) -> Result<(), ExecError> {
+        if server::revive(&self.live, conn, &self.connect, &self.spec).await? {
+            let pid: i32 = sqlx::query_scalar("SELECT pg_backend_pid()")
+                .fetch_one(&mut *conn)
+                .await
+                .map_err(|e| self.error(e))?;
+            self.pid.store(pid, Ordering::SeqCst);
+        }
+        Ok(())
+    }
+
+    fn error(&self, e: sqlx::Error) -> ExecError {
+        let lost = self.live.note(&e);
+        exec_error(e, self.options.timeout, lost, |db| {
+            db.code().as_deref() == Some("57014") && db.message().contains("statement timeout")
+        })
+    }
+
+    /// Prepares `sql` (for its columns, also when no row comes back), then
+    /// streams its rows.
+    async fn stream(
+        &self,
+        conn: &mut PgConnection,
+        sql: &str,
+        sink: &mut dyn RowSink,
+        cancelled: &AtomicBool,
+    ) -> Result<(u64, u64), ExecError> {
+        let statement = (&mut *conn).prepare(sql).await.map_err(|e| self.error(e))?;
+        let columns: Vec<Column> = statement
+            .columns()
+            .iter()
+            .map(|c| Column::new(c.name(), c.type_info().name()))
+            .collect();
+        let decoders: Vec<Decoder> = statement
+            .columns()
+            .iter()
+            .map(|c| Decoder::of(c.type_info()))
+            .collect();
+        sink.columns(&columns)?;
+        let rows = conn.fetch_many(statement.query());
+        pump(
+            rows,
+            sink,
+            cancelled,
+            |done: &sqlx::postgres::PgQueryResult| done.rows_affected(),
+            |row: &PgRow, out| {
+                for (i, d) in decoders.iter().enumerate() {
+                    out.push(match row.try_get_raw(i) {
+                        Ok(v) => d.decode(&v),
+                        Err(_) => Value::Null,
+                    });
+                }
+            },
+            |e| self.error(e),
+        )
+        .await
+    }
+
+    fn canceller(&self) -> impl Fn() + Send + Sync + 'static {
+        let connect = self.connect.clone();
+        let pid = Arc::clone(&self.pid);
+        move || {
+            let connect = connect.clone();
+            let pid = pid.load(Ordering::SeqCst);
+            cancel_in_background(move || {
+                let Ok(rt) = server::runtime() else { return };
+                rt.block_on(async {
+                    if let Ok(mut c) = PgConnection::connect_with(&connect).await {
+                        let sql = format!("SELECT pg_cancel_backend({pid})");
+                        let _ = sqlx::raw_sql(&sql).execute(&mut c).await;
+                        let _ = c.close().await;
+                    }
+                });
+            })
+        }
+    }
+}
+
+fn address(o: &PgConnectOptions) -> String {
+    format!(
+        "{}:{}/{}",
+        o.get_host(),
+        o.get_port(),
+        o.get_database().unwrap_or(o.get_username())
+    )
+}
+
+impl DataSource for PostgresSource {
+    fn kind(&self) -> EngineKind {
+        EngineKind::Postgres
+    }
+
+    fn introspect(&self) -> Result<Catalog, SourceError> {
+        introspect(self).map_err(|e| SourceError(format!("cannot read the PostgreSQL schema: {e}")))
+    }
+
+    fn execute(&self, sql: &CheckedSql, sink: &mut dyn RowSink) -> Result<QueryStats, ExecError> {
+        // A source opened read-only runs everything as a read, whatever the
+        // statement claims to be.
+        let write = sql.access() == Access::Write && self.options.allow_write;
+        let cancelled = self.guard.flag();
+        self.guard
+            .execute(sql, self.options.timeout, self.canceller(), || {
+                self.rt
+                    .block_on(async {
+                        let mut conn = self.conn.lock().await;
+                        let conn = &mut *conn;
+                        self.revive(conn).await?;
+                        let result = if write {
+                            self.stream(conn, sql.sql(), sink, &cancelled).await
+                        } else {
+                            sqlx::raw_sql("BEGIN READ ONLY")
+                                .execute(&mut *conn)
+                                .await
+                                .map_err(|e| self.error(e))?;
+                            let result = self.stream(conn, sql.sql(), sink, &cancelled).await;
+                            let _ = sqlx::raw_sql("ROLLBACK").execute(&mut *conn).await;
+                            result
+                        };
+                        if result.is_ok() {
+                            self.live.used();
+                        }
+                        result
+                    })
+                    .map(|(rows, changed)| if write && rows == 0 { changed } else { rows })
+            })
+    }
+
+    fn cancel_handle(&self) -> CancelHandle {
+        self.guard.handle(self.canceller())
+    }
+
+    fn server_status(&self) -> Option<ServerStatus> {
+        Some(self.status.clone())
+    }
+}
+
+/// Tables, views, materialized views and foreign tables of the schemas on
+/// the search path, in two catalog queries plus one for samples.
+fn introspect(source: &PostgresSource) -> Result<Catalog, ExecError> {
+    let columns = source.internal(
+        "SELECT n.nspname, c.relname, c.relkind::text, a.attname, \
+                format_type(a.atttypid, a.atttypmod), NOT a.attnotnull, \
+                coalesce(a.attnum = ANY(pk.conkey), false), c.reltuples::float8, \
+                obj_description(c.oid, 'pg_class'), n.nspname = current_schema() \
+         FROM pg_class c \
+         JOIN pg_namespace n ON n.oid = c.relnamespace \
+         JOIN pg_attribute a ON a.attrelid = c.oid AND a.attnum > 0 AND NOT a.attisdropped \
+         LEFT JOIN pg_constraint pk ON pk.conrelid = c.oid AND pk.contype = 'p' \
+         WHERE c.relkind IN ('r', 'p', 'v', 'm', 'f') AND NOT c.relispartition \
+           AND n.nspname = ANY (current_schemas(false)) \
+         ORDER BY n.nspname, c.relname, a.attnum",
+        None,
+    )?;
+    let mut tables: Vec<Table> = Vec::new();
+    for r in &columns.rows {
+        let cell = |i: usize| r.get(i).and_then(text).unwrap_or_default();
+        let in_default = matches!(r.get(9), Some(Value::Bool(true)));
+        let name = if in_default {
+            cell(1)
+        } else {
+            format!("{}.{}", cell(0), cell(1))
+        };
+        if tables.last().map(|t| t.name != name).unwrap_or(true) {
+            let kind = cell(2);
+            let estimate = match r.get(7) {
+                Some(Value::Float(f)) if *f >= 0.0 && matches!(kind.as_str(), "r" | "p" | "m") => {
+                    Some(*f as u64)
+                }
+                _ => None,
+            };
+            tables.push(Table {
+                name,
+                kind: if matches!(kind.as_str(), "v" | "m") {
+                    TableKind::View
+                } else {
+                    TableKind::Table
+                },
+                row_estimate: estimate,
+                comment: r.get(8).and_then(text),
+                ..Table::default()
+            });
+        }
+        if let Some(t) = tables.last_mut() {
+            t.columns.push(ColumnInfo {
+                name: cell(3),
+                type_name: cell(4),
+                nullable: matches!(r.get(5), Some(Value::Bool(true))),
+                primary_key: matches!(r.get(6), Some(Value::Bool(true))),
+                samples: Vec::new(),
+            });
+        }
+    }
+    // Foreign keys: column lists joined with a unit separator, in key order.
+    let keys = source.internal(
+        "SELECT CASE WHEN n.nspname = current_schema() THEN c.relname ELSE n.nspname || '.' || c.relname END, \
+                CASE WHEN fn.nspname = current_schema() THEN f.relname ELSE fn.nspname || '.' || f.relname END, \
+                (SELECT string_agg(a.attname, E'\\x1f' ORDER BY k.i) FROM unnest(con.conkey) WITH ORDINALITY k(n, i) \
+                   JOIN pg_attribute a ON a.attrelid = con.conrelid AND a.attnum = k.n), \
+                (SELECT string_agg(a.attname, E'\\x1f' ORDER BY k.i) FROM unnest(con.confkey) WITH ORDINALITY k(n, i) \
+                   JOIN pg_attribute a ON a.attrelid = con.confrelid AND a.attnum = k.n) \
+         FROM pg_constraint con \
+         JOIN pg_class c ON c.oid = con.conrelid JOIN pg_namespace n ON n.oid = c.relnamespace \
+         JOIN pg_class f ON f.oid = con.confrelid JOIN pg_namespace fn ON fn.oid = f.relnamespace \
+         WHERE con.contype = 'f' AND n.nspname = ANY (current_schemas(false)) \
+         ORDER BY 1, con.conname",
+        None,
+    )?;
+    for r in &keys.rows {
+        let cell = |i: usize| r.get(i).and_then(text).unwrap_or_default();
+        let split = |s: String| s.split('\u{1f}').map(str::to_string).collect::<Vec<_>>();
+        if let Some(t) = tables.iter_mut().find(|t| t.name == cell(0)) {
+            t.foreign_keys.push(ForeignKey {
+                columns: split(cell(2)),
+                ref_table: cell(1),
+                ref_columns: split(cell(3)),
+            });
+        }
+    }
+    sample_columns(
+        &mut tables,
+        |k, table, column| {
+            let (t, c) = (table_ref(table), quote_ident(column));
+            format!(
+                "(SELECT DISTINCT {k} AS k, v FROM (SELECT {c}::text AS v FROM {t} LIMIT {SAMPLE_ROWS}) s WHERE v IS NOT NULL)"
+            )
+        },
+        |sql| source.internal(sql, Some(SAMPLE_BUDGET)),
+    );
+    Ok(Catalog {
+        engine: source.status.version.clone(),
+        tables,
+    })
+}
+
+fn table_ref(name: &str) -> String {
+    match name.split_once('.') {
+        Some((schema, table)) => format!("{}.{}", quote_ident(schema), quote_ident(table)),
+        None => quote_ident(name),
+    }
+}
+
+// Type OIDs (pg_type.dat).
+const BOOL: u32 = 16;
+const BYTEA: u32 = 17;
+const CHAR: u32 = 18;
+const NAME: u32 = 19;
+const INT8: u32 = 20;
+const INT2: u32 = 21;
+const INT4: u32 = 23;
+const TEXT: u32 = 25;
+const OID: u32 = 26;
+const JSON: u32 = 114;
+const XML: u32 = 142;
+const UNKNOWN: u32 = 705;
+const BPCHAR: u32 = 1042;
+const VARCHAR: u32 = 1043;
+const CIDR: u32 = 650;
+const FLOAT4: u32 = 700;
+const FLOAT8: u32 = 701;
+const MONEY: u32 = 790;
+const INET: u32 = 869;
+const DATE: u32 = 1082;
+const TIME: u32 = 1083;
+const TIMESTAMP: u32 = 1114;
+const TIMESTAMPTZ: u32 = 1184;
+const INTERVAL: u32 = 1186;
+const TIMETZ: u32 = 1266;
+const BIT: u32 = 1560;
+const VARBIT: u32 = 1562;
+const NUMERIC: u32 = 1700;
+const UUID: u32 = 2950;
+const JSONB: u32 = 3802;
+
+/// How to turn one column's wire bytes into a [`Value`].
+#[derive(Debug, Clone, Copy)]
+struct Decoder {
+    oid: u32,
+    /// Enums: their binary form is the label.
+    text: bool,
+    /// Arrays carry their element type in the data.
+    array: bool,
+}
+
+impl Decoder {
+    fn of(t: &PgTypeInfo) -> Decoder {
+        let plain = Decoder {
+            oid: t.oid().map(|o| o.0).unwrap_or(0),
+            text: false,
+            array: false,
+        };
+        match t.kind() {
+            PgTypeKind::Enum(_) => Decoder {
+                text: true,
+                ..plain
+            },
+            PgTypeKind::Domain(base) => Decoder::of(base),
+            PgTypeKind::Array(_) => Decoder {
+                array: true,
+                ..plain
+            },
+            _ => plain,
+        }
+    }
+
+    fn decode(&self, v: &PgValueRef<'_>) -> Value {
+        if v.is_null() {
+            return Value::Null;
+        }
+        let Ok(bytes) = v.as_bytes() else {
+            return Value::Null;
+        };
+        if v.format() == PgValueFormat::Text || self.text {
+            return Value::Text(String::from_utf8_lossy(bytes).into_owned());
+        }
+        if self.array {
+            return match decode_array(bytes) {
+                Some(json) => Value::Json(json),
+                None => bytes_value(bytes),
+            };
+        }
+        decode_binary(self.oid, bytes).unwrap_or_else(|| bytes_value(bytes))
+    }
+}
+
+fn be<const N: usize>(b: &[u8], at: usize) -> Option<[u8; N]> {
+    b.get(at..at + N)?.try_into().ok()
+}
+
+/// One value in PostgreSQL's binary format; `None` when the type is not
+/// one aiq knows or the bytes are malformed (the caller shows them raw).
+fn decode_binary(oid: u32, b: &[u8]) -> Option<Value> {
+    let i16_at = |at| be::<2>(b, at).map(i16::from_be_bytes);
+    let i32_at = |at| be::<4>(b, at).map(i32::from_be_bytes);
+    let i64_at = |at| be::<8>(b, at).map(i64::from_be_bytes);
+    let epoch = NaiveDate::from_ymd_opt(2000, 1, 1)?.and_hms_opt(0, 0, 0)?;
+    Some(match oid {
+        BOOL => Value::Bool(*b.first()? != 0),
+        INT2 => Value::Int(i16_at(0)? as i64),
+        INT4 => Value::Int(i32_at(0)? as i64),
+        INT8 => Value::Int(i64_at(0)?),
+        OID => Value::Int(u32::from_be_bytes(be::<4>(b, 0)?) as i64),
+        FLOAT4 => {
+            let f = f32::from_be_bytes(be::<4>(b, 0)?);
+            // Through its shortest text so 0.1::real stays 0.1.
+            Value::Float(format!("{f:?}").parse().unwrap_or(f as f64))
+        }
+        FLOAT8 => Value::Float(f64::from_be_bytes(be::<8>(b, 0)?)),
+        NUMERIC => numeric(b)?,
+        MONEY => {
+            let cents = i64_at(0)?;
+            let sign = if cents < 0 { "-" } else { "" };
+            let c = cents.unsigned_abs();
+            Value::Decimal(format!("{sign}{}.{:02}", c / 100, c % 100))
+        }
+        BYTEA => Value::Blob(b.to_vec()),
+        CHAR | NAME | TEXT | XML | UNKNOWN | BPCHAR | VARCHAR => {
+            Value::Text(String::from_utf8_lossy(b).into_owned())
+        }
+        JSON => Value::Json(String::from_utf8_lossy(b).into_owned()),
+        JSONB => Value::Json(String::from_utf8_lossy(b.get(1..)?).into_owned()),
+        UUID => {
+            let h: String = b.iter().map(|x| format!("{x:02x}")).collect();
+            if h.len() != 32 {
+                return None;
+            }
+            Value::Text(format!(
+                "{}-{}-{}-{}-{}",
+                &h[..8],
+                &h[8..12],
+                &h[12..16],
+                &h[16..20],
+                &h[20..]
+            ))
+        }
+        DATE => match i32_at(0)? {
+            i32::MAX => Value::Other("infinity".into()),
+            i32::MIN => Value::Other("-infinity".into()),
+            days => Value::Date(epoch.date() + ChronoDuration::days(days as i64)),
+        },
+        TIME => {
+            let us = i64_at(0)?;
+            Value::Time(NaiveTime::from_num_seconds_from_midnight_opt(
+                (us / 1_000_000) as u32,
+                ((us % 1_000_000) * 1000) as u32,
+            )?)
+        }
+        TIMETZ => {
+            let us = i64_at(0)?;
+            let t = NaiveTime::from_num_seconds_from_midnight_opt(
+                (us / 1_000_000) as u32,
+                ((us % 1_000_000) * 1000) as u32,
+            )?;
+            // The offset is stored in seconds west of UTC.
+            let east = -i32_at(8)?;
+            let sign = if east < 0 { '-' } else { '+' };
+            let e = east.unsigned_abs();
+            Value::Other(format!(
+                "{}{sign}{:02}:{:02}",
+                t.format("%H:%M:%S%.f"),
+                e / 3600,
+                e % 3600 / 60
+            ))
+        }
+        TIMESTAMP | TIMESTAMPTZ => match i64_at(0)? {
+            i64::MAX => Value::Other("infinity".into()),
+            i64::MIN => Value::Other("-infinity".into()),
+            us => {
+                let t: NaiveDateTime = epoch + ChronoDuration::microseconds(us);
+                if oid == TIMESTAMP {
+                    Value::Timestamp(t)
+                } else {
+                    Value::TimestampTz(DateTime::from_naive_utc_and_offset(t, chrono::Utc))
+                }
+            }
+        },
+        INTERVAL => Value::Other(interval(i64_at(0)?, i32_at(8)?, i32_at(12)?)),
+        INET | CIDR => Value::Text(inet(b)?),
+        BIT | VARBIT => {
+            let len = i32_at(0)? as usize;
+            let bits: String = (0..len)
+                .map(|i| {
+                    let byte = b.get(4 + i / 8).copied().unwrap_or(0);
+                    if byte & (0x80 >> (i % 8)) != 0 {
+                        '1'
+                    } else {
+                        '0'
+                    }
+                })
+                .collect();
+            Value::Other(bits)
+        }
+        _ => return None,
+    })
+}
+
+/// NUMERIC's binary form (base-10000 digits, weight, sign, display scale)
+/// as exact decimal text.
+fn numeric(b: &[u8]) -> Option<Value> {
+    let u16_at = |at| be::<2>(b, at).map(u16::from_be_bytes);
+    let ndigits = u16_at(0)? as usize;
+    let weight = i16::from_be_bytes(be::<2>(b, 2)?) as i64;
+    let sign = u16_at(4)?;
+    let dscale = u16_at(6)? as usize;
+    match sign {
+        0xC000 => return Some(Value::Other("NaN".into())),
+        0xD000 => return Some(Value::Other("Infinity".into())),
+        0xF000 => return Some(Value::Other("-Infinity".into())),
+        _ => {}
+    }
+    let digits: Vec<u16> = (0..ndigits)
+        .map(|i| u16_at(8 + 2 * i))
+        .collect::<Option<_>>()?;
+    let digit = |i: i64| -> u16 {
+        if i >= 0 && (i as usize) < digits.len() {
+            digits[i as usize]
+        } else {
+            0
+        }
+    };
+    let mut out = String::new();
+    if sign == 0x4000 && digits.iter().any(|d| *d != 0) {
+        out.push('-');
+    }
+    if weight < 0 {
+        out.push('0');
+    } else {
+        for i in 0..=weight {
+            if i == 0 {
+                let _ = write!(out, "{}", digit(i));
+            } else {
+                let _ = write!(out, "{:04}", digit(i));
+            }
+        }
+    }
+    if dscale > 0 {
+        let mut frac = String::new();
+        let mut i = weight + 1;
+        while frac.len() < dscale {
+            let _ = write!(frac, "{:04}", digit(i));
+            i += 1;
+        }
+        frac.truncate(dscale);
+        out.push('.');
+        out.push_str(&frac);
+    }
+    Some(Value::Decimal(out))
+}
+
+/// An interval the way PostgreSQL prints it: `1 year 2 mons 3 days 04:05:06`.
+fn interval(micros: i64, days: i32, months: i32) -> String {
+    let mut parts: Vec<String> = Vec::new();
+    let (years, mons) = (months / 12, months % 12);
+    let unit = |n: i32, one: &str, many: &str| format!("{n} {}", if n == 1 { one } else { many });
+    if years != 0 {
+        parts.push(unit(years, "year", "years"));
+    }
+    if mons != 0 {
+        parts.push(unit(mons, "mon", "mons"));
+    }
+    if days != 0 {
+        parts.push(unit(days, "day", "days"));
+    }
+    if micros != 0 || parts.is_empty() {
+        let sign = if micros < 0 { "-" } else { "" };
+        let m = micros.unsigned_abs();
+        let secs = m / 1_000_000;
+        let mut t = format!(
+            "{sign}{:02}:{:02}:{:02}",
+            secs / 3600,
+            secs % 3600 / 60,
+            secs % 60
+        );
+        if !m.is_multiple_of(1_000_000) {
+            let frac = format!("{:06}", m % 1_000_000);
+            t.push('.');
+            t.push_str(frac.trim_end_matches('0'));
+        }
+        parts.push(t);
+    }
+    parts.join(" ")
+}
+
+fn inet(b: &[u8]) -> Option<String> {
+    let family = *b.first()?;
+    let bits = *b.get(1)?;
+    let is_cidr = *b.get(2)? != 0;
+    let len = *b.get(3)? as usize;
+    let addr = b.get(4..4 + len)?;
+    let (text, max) = match family {
+        2 => (
+            std::net::Ipv4Addr::from(<[u8; 4]>::try_from(addr).ok()?).to_string(),
+            32,
+        ),
+        _ => (
+            std::net::Ipv6Addr::from(<[u8; 16]>::try_from(addr).ok()?).to_string(),
+            128,
+        ),
+    };
+    Some(if is_cidr || bits != max {
+        format!("{text}/{bits}")
+    } else {
+        text
+    })
+}
+
+/// A binary array as a JSON array (nested for more dimensions); elements of
+/// types aiq does not know come through as strings.
+fn decode_array(b: &[u8]) -> Option<String> {
+    let i32_at = |at| be::<4>(b, at).map(i32::from_be_bytes);
+    let ndim = i32_at(0)? as usize;
+    let elem = u32::from_be_bytes(be::<4>(b, 8)?);
+    if ndim == 0 {
+        return Some("[]".into());
+    }
+    let dims: Vec<usize> = (0..ndim)
+        .map(|d| i32_at(12 + 8 * d).map(|n| n.max(0) as usize))
+        .collect::<Option<_>>()?;
+    let mut at = 12 + 8 * ndim;
+    let total: usize = dims.iter().product();
+    let mut items: Vec<String> = Vec::with_capacity(total);
+    for _ in 0..total {
+        let len = i32_at(at)?;
+        at += 4;
+        if len < 0 {
+            items.push("null".into());
+            continue;
+        }
+        let bytes = b.get(at..at + len as usize)?;
+        at += len as usize;
+        let value = decode_binary(elem, bytes).unwrap_or_else(|| bytes_value(bytes));
+        items.push(json_of(&value));
+    }
+    // Fold the flat list into nested arrays, innermost dimension first.
+    for &d in dims.iter().skip(1).rev() {
+        items = items
+            .chunks(d.max(1))
+            .map(|c| format!("[{}]", c.join(",")))
+            .collect();
+    }
+    Some(format!("[{}]", items.join(",")))
+}
+
+/// One array element as JSON.
+fn json_of(v: &Value) -> String {
+    match v {
+        Value::Null => "null".into(),
+        Value::Bool(b) => b.to_string(),
+        Value::Int(_) | Value::BigInt(_) | Value::Decimal(_) => v.to_text(),
+        Value::Float(f) if f.is_finite() => v.to_text(),
+        Value::Json(s) => s.clone(),
+        other => serde_json::Value::String(other.to_text()).to_string(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn num(ndigits: u16, weight: i16, sign: u16, dscale: u16, digits: &[u16]) -> Vec<u8> {
+        let mut b = Vec::new();
+        for x in [ndigits, weight as u16, sign, dscale] {
+            b.extend_from_slice(&x.to_be_bytes());
+        }
+        for d in digits {
+            b.extend_from_slice(&d.to_be_bytes());
+        }
+        b
+    }
+
+    #[test]
+    fn numerics_are_exact() {
+        let text = |b: Vec<u8>| numeric(&b).unwrap().to_text();
+        // 12.50 = digits [12, 5000], weight 0, dscale 2.
+        assert_eq!(text(num(2, 0, 0, 2, &[12, 5000])), "12.50");
+        // -0.0001 = digits [1], weight -1.
+        assert_eq!(text(num(1, -1, 0x4000, 4, &[1])), "-0.0001");
+        // 123456789.123456789
+        assert_eq!(
+            text(num(5, 2, 0, 9, &[1, 2345, 6789, 1234, 5678, 9000][..5])),
+            "123456789.123456780"
+        );
+        assert_eq!(text(num(1, 1, 0, 0, &[3])), "30000");
+        assert_eq!(text(num(0, 0, 0, 2, &[])), "0.00");
+        assert_eq!(text(num(0, 0, 0xC000, 0, &[])), "NaN");
+        // 0.00001 = digits [1000] weight -2.
+        assert_eq!(text(num(1, -2, 0, 5, &[1000])), "0.00001");
+    }
+
+    #[test]
+    fn intervals_read_like_psql() {
+        assert_eq!(interval(0, 0, 14), "1 year 2 mons");
+        assert_eq!(interval(3_723_000_000, 3, 0), "3 days 01:02:03");
+        assert_eq!(interval(1_500_000, 0, 0), "00:00:01.5");
+        assert_eq!(interval(0, 0, 0), "00:00:00");
+        assert_eq!(interval(-60_000_000, -1, 0), "-1 days -00:01:00");
+    }
+
+    #[test]
+    fn arrays_become_json() {
+        // int4[] {1,NULL,3}
+        let mut b = Vec::new();
+        for x in [1i32, 1, INT4 as i32, 3, 1] {
+            b.extend_from_slice(&x.to_be_bytes());
+        }
+        for item in [Some(1i32), None, Some(3)] {
+            match item {
+                Some(v) => {
+                    b.extend_from_slice(&4i32.to_be_bytes());
+                    b.extend_from_slice(&v.to_be_bytes());
+                }
+                None => b.extend_from_slice(&(-1i32).to_be_bytes()),
+            }
+        }
+        assert_eq!(decode_array(&b).unwrap(), "[1,null,3]");
+    }
+
+    #[test]
+    fn scalars() {
+        assert_eq!(
+            decode_binary(UUID, &[0xab; 16]).unwrap().to_text(),
+            "abababab-abab-abab-abab-abababababab"
+        );
+        assert_eq!(
+            decode_binary(INET, &[2, 32, 0, 4, 10, 0, 0, 1])
+                .unwrap()
+                .to_text(),
+            "10.0.0.1"
+        );
+        assert_eq!(
+            decode_binary(CIDR, &[2, 8, 1, 4, 10, 0, 0, 0])
+                .unwrap()
+                .to_text(),
+            "10.0.0.0/8"
+        );
+        assert_eq!(
+            decode_binary(FLOAT4, &0.1f32.to_be_bytes()).unwrap(),
+            Value::Float(0.1)
+        );
+        assert_eq!(
+            decode_binary(DATE, &(-1i32).to_be_bytes())
+                .unwrap()
+                .to_text(),
+            "1999-12-31"
+        );
+        assert_eq!(
+            decode_binary(MONEY, &(-1205i64).to_be_bytes())
+                .unwrap()
+                .to_text(),
+            "-12.05"
+        );
+    }
+}

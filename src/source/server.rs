@@ -1,0 +1,399 @@
+//! What the two server engines (PostgreSQL, MySQL/MariaDB) share: the
+//! private runtime their async driver runs on, where the password comes
+//! from, connecting with one hidden prompt on a terminal, turning driver
+//! errors into messages, and streaming rows from the server into a sink.
+//!
+//! Secrets: the password lives only in the driver's connect options in
+//! memory. Every URL that reaches a message goes through [`redact_url`].
+
+use std::io::{self, IsTerminal};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::{Duration, Instant};
+
+use futures_util::{Stream, StreamExt};
+use sqlx::Either;
+
+use super::spec::{redact_url, ServerSpec};
+use super::{Column, ExecError, RowSink, SourceError, Value};
+use crate::schema::{offer_sample, sample_targets, Table};
+
+/// How long connecting (TCP, TLS and login) may take.
+const CONNECT_TIMEOUT: Duration = Duration::from_secs(15);
+
+/// Rows read from the top of a table for sample values, and how long all
+/// samples of a schema may take together.
+pub(crate) const SAMPLE_BUDGET: Duration = Duration::from_millis(1500);
+
+/// What `aiq doctor` and `aiq sources add` report about a server source.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ServerStatus {
+    /// `PostgreSQL 15.18`, `MariaDB 10.11.14`, `MySQL 8.0.36`.
+    pub version: String,
+    /// `host:port/database` as connected (no user, no password).
+    pub address: String,
+    /// The session itself refuses writes (checked on the server after
+    /// connecting, not assumed).
+    pub read_only: bool,
+    /// The connection is encrypted.
+    pub tls: bool,
+}
+
+/// A single-threaded runtime for one source's driver; the engines block on
+/// it, so the synchronous [`super::DataSource`] trait stays as it is.
+pub(crate) fn runtime() -> Result<tokio::runtime::Runtime, SourceError> {
+    tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .map_err(|e| SourceError(format!("cannot start the database driver: {e}")))
+}
+
+/// Whether the URL carries a password itself (`user:pw@` or `?password=`).
+fn url_has_password(url: &str) -> bool {
+    redact_url(url) != url
+}
+
+/// The password from the saved source's `password_env`, if it names one.
+fn password_from_env(spec: &ServerSpec) -> Result<Option<String>, SourceError> {
+    let Some(var) = &spec.password_env else {
+        return Ok(None);
+    };
+    if url_has_password(&spec.url) {
+        // A password written in the URL given on the command line wins.
+        return Ok(None);
+    }
+    match std::env::var(var) {
+        Ok(v) if !v.is_empty() => Ok(Some(v)),
+        _ => Err(SourceError(format!(
+            "cannot connect to {}: the saved source takes its password from ${var}, which is not set (export {var}=… and try again)",
+            redact_url(&spec.url)
+        ))),
+    }
+}
+
+/// Connects with `attempt(password)`: the password from `password_env` (or
+/// none, leaving the URL's or the driver's own, such as `PGPASSWORD`); when
+/// the server turns down a login that had no password and aiq runs on a
+/// terminal, asks once for it without echo. Returns the connection and the
+/// password that worked, for the cancel connection.
+pub(crate) fn connect<T, Fut>(
+    rt: &tokio::runtime::Runtime,
+    spec: &ServerSpec,
+    who: &str,
+    mut attempt: impl FnMut(Option<String>) -> Fut,
+) -> Result<(T, Option<String>), SourceError>
+where
+    Fut: std::future::Future<Output = Result<T, sqlx::Error>>,
+{
+    let mut password = password_from_env(spec)?;
+    let mut asked = false;
+    loop {
+        let result = rt.block_on(async {
+            match tokio::time::timeout(CONNECT_TIMEOUT, attempt(password.clone())).await {
+                Ok(r) => r.map_err(Some),
+                Err(_) => Err(None),
+            }
+        });
+        let error = match result {
+            Ok(conn) => return Ok((conn, password)),
+            Err(Some(e)) => e,
+            Err(None) => {
+                return Err(SourceError(format!(
+                    "cannot connect to {}: no answer within {} s (check the host and port, and that a firewall lets aiq through)",
+                    redact_url(&spec.url),
+                    CONNECT_TIMEOUT.as_secs()
+                )))
+            }
+        };
+        let can_ask = is_auth_error(&error)
+            && password.is_none()
+            && !asked
+            && !url_has_password(&spec.url)
+            && io::stdin().is_terminal()
+            && io::stderr().is_terminal();
+        if can_ask {
+            asked = true;
+            match rpassword::prompt_password(format!("Password for {who}: ")) {
+                Ok(p) if !p.is_empty() => {
+                    password = Some(p);
+                    continue;
+                }
+                _ => {}
+            }
+        }
+        return Err(connect_error(&error, spec));
+    }
+}
+
+/// A login the server turned down (wrong or missing password).
+fn is_auth_error(e: &sqlx::Error) -> bool {
+    match e {
+        sqlx::Error::Database(db) => matches!(db.code().as_deref(), Some("28P01" | "28000")),
+        _ => false,
+    }
+}
+
+/// A connect failure as one line that says what to do.
+pub(crate) fn connect_error(e: &sqlx::Error, spec: &ServerSpec) -> SourceError {
+    let url = redact_url(&spec.url);
+    let reason = match e {
+        sqlx::Error::Io(io) if io.kind() == io::ErrorKind::ConnectionRefused => {
+            "connection refused (is the server running, and listening on that host and port?)"
+                .to_string()
+        }
+        // rustls reports a certificate it does not trust as invalid data.
+        sqlx::Error::Io(io) if io.kind() == io::ErrorKind::InvalidData => tls_failed(io),
+        sqlx::Error::Io(io) => format!("{io}"),
+        sqlx::Error::Tls(tls) => tls_failed(tls),
+        sqlx::Error::Configuration(c) => format!("the URL is not valid: {c}"),
+        sqlx::Error::Database(db) if is_auth_error(e) => format!(
+            "{} (give the password in the URL, in the variable a saved source names with password_env, or type it when aiq asks on a terminal)",
+            db.message()
+        ),
+        sqlx::Error::Database(db) => db.message().to_string(),
+        other => other.to_string(),
+    };
+    SourceError(format!("cannot connect to {url}: {reason}"))
+}
+
+fn tls_failed(e: &dyn std::fmt::Display) -> String {
+    format!(
+        "TLS failed: {e} (check sslmode=/ssl-mode= and the server's certificate; name the CA that signed it with sslrootcert=FILE or ssl-ca=FILE)"
+    )
+}
+
+/// A driver error while a statement runs; `timeout_code` tells a server-side
+/// statement timeout (which becomes [`ExecError::Timeout`]).
+pub(crate) fn exec_error(
+    e: sqlx::Error,
+    timeout: Duration,
+    lost: bool,
+    is_timeout: impl Fn(&dyn sqlx::error::DatabaseError) -> bool,
+) -> ExecError {
+    if lost {
+        return ExecError::Engine(format!(
+            "the connection to the server was lost ({e}); aiq connects again for the next statement"
+        ));
+    }
+    match e {
+        sqlx::Error::Database(db) if is_timeout(db.as_ref()) => ExecError::Timeout(timeout),
+        sqlx::Error::Database(db) => ExecError::Engine(db.message().to_string()),
+        other => ExecError::Engine(other.to_string()),
+    }
+}
+
+/// Streams a driver's rows into `sink`, converting each with `convert`;
+/// checks for a cancel every 4096 rows, as the file engines do. Returns the
+/// rows streamed and the rows the statement reports as changed.
+pub(crate) async fn pump<A, R, S>(
+    mut rows: S,
+    sink: &mut dyn RowSink,
+    cancelled: &AtomicBool,
+    affected: impl Fn(&A) -> u64,
+    mut convert: impl FnMut(&R, &mut Vec<Value>),
+    error: impl Fn(sqlx::Error) -> ExecError,
+) -> Result<(u64, u64), ExecError>
+where
+    S: Stream<Item = Result<Either<A, R>, sqlx::Error>> + Unpin,
+{
+    let mut buf: Vec<Value> = Vec::new();
+    let mut count: u64 = 0;
+    let mut changed: u64 = 0;
+    while let Some(item) = rows.next().await {
+        match item.map_err(&error)? {
+            Either::Left(done) => changed += affected(&done),
+            Either::Right(row) => {
+                buf.clear();
+                convert(&row, &mut buf);
+                sink.row(&buf)?;
+                count += 1;
+                if count.is_multiple_of(4096) && cancelled.load(Ordering::Relaxed) {
+                    return Err(ExecError::Cancelled);
+                }
+            }
+        }
+    }
+    Ok((count, changed))
+}
+
+/// After this long without a statement, a connection is pinged before the
+/// next one (servers, proxies and firewalls drop quiet connections).
+const IDLE_CHECK: Duration = Duration::from_secs(60);
+
+/// Whether a connection may have died: it was idle for a while, or the
+/// last statement failed because the connection broke. The engines then
+/// ping it and connect again before the next statement, so a chat left
+/// open over lunch still works.
+pub(crate) struct Liveness {
+    last_used: std::sync::Mutex<Instant>,
+    broken: AtomicBool,
+}
+
+impl Liveness {
+    pub(crate) fn new() -> Self {
+        Liveness {
+            last_used: std::sync::Mutex::new(Instant::now()),
+            broken: AtomicBool::new(false),
+        }
+    }
+
+    pub(crate) fn needs_check(&self) -> bool {
+        self.broken.load(Ordering::SeqCst)
+            || self
+                .last_used
+                .lock()
+                .map(|t| t.elapsed() > IDLE_CHECK)
+                .unwrap_or(true)
+    }
+
+    /// The connection just worked.
+    pub(crate) fn used(&self) {
+        self.broken.store(false, Ordering::SeqCst);
+        if let Ok(mut t) = self.last_used.lock() {
+            *t = Instant::now();
+        }
+    }
+
+    /// Looks at a failure: a lost connection is checked before the next
+    /// statement. True when the connection was lost.
+    pub(crate) fn note(&self, e: &sqlx::Error) -> bool {
+        let lost = match e {
+            sqlx::Error::Io(_) | sqlx::Error::Protocol(_) | sqlx::Error::WorkerCrashed => true,
+            // PostgreSQL: the server ends the session (admin, crash, shutdown).
+            sqlx::Error::Database(db) => {
+                matches!(db.code().as_deref(), Some("57P01" | "57P02" | "57P03"))
+            }
+            _ => false,
+        };
+        if lost {
+            self.broken.store(true, Ordering::SeqCst);
+        }
+        lost
+    }
+}
+
+/// Pings a connection that may have died (see [`Liveness`]) and, if it
+/// did, connects again with the same options and puts the new connection
+/// in its place. True when it connected again (the engine then asks the
+/// server for the new connection's id).
+pub(crate) async fn revive<C: sqlx::Connection>(
+    live: &Liveness,
+    conn: &mut C,
+    options: &C::Options,
+    spec: &ServerSpec,
+) -> Result<bool, ExecError> {
+    if !live.needs_check() || conn.ping().await.is_ok() {
+        return Ok(false);
+    }
+    tracing::info!("the connection was lost; connecting again");
+    *conn = C::connect_with(options).await.map_err(|e| {
+        ExecError::Engine(format!(
+            "the connection to the server was lost and could not be made again: {}",
+            connect_error(&e, spec)
+        ))
+    })?;
+    live.used();
+    Ok(true)
+}
+
+/// Samples for the short text columns of `tables`, from the first rows of
+/// each table, in one `UNION ALL` query: `part(k, table, column)` writes
+/// the engine's `SELECT DISTINCT k, v …` for one column, and `run` runs the
+/// whole under [`SAMPLE_BUDGET`]. None when it fails or runs over.
+pub(crate) fn sample_columns(
+    tables: &mut [Table],
+    part: impl Fn(usize, &str, &str) -> String,
+    run: impl FnOnce(&str) -> Result<Collect, ExecError>,
+) {
+    let targets: Vec<(usize, usize)> = sample_targets(tables, false)
+        .into_iter()
+        .take(2000)
+        .collect();
+    if targets.is_empty() {
+        return;
+    }
+    let parts: Vec<String> = targets
+        .iter()
+        .enumerate()
+        .map(|(k, (ti, ci))| part(k, &tables[*ti].name, &tables[*ti].columns[*ci].name))
+        .collect();
+    let sql = format!(
+        "SELECT k, v FROM ({}) u ORDER BY k, v",
+        parts.join(" UNION ALL ")
+    );
+    let Ok(hits) = run(&sql) else {
+        return;
+    };
+    for r in hits.rows {
+        if let (Some(Value::Int(k)), Some(v)) = (r.first(), r.get(1).and_then(text)) {
+            if let Some((ti, ci)) = targets.get(*k as usize) {
+                offer_sample(&mut tables[*ti].columns[*ci], &v);
+            }
+        }
+    }
+}
+
+/// A sink that keeps every row, for the engines' own catalog queries.
+#[derive(Default)]
+pub(crate) struct Collect {
+    pub columns: Vec<Column>,
+    pub rows: Vec<Vec<Value>>,
+}
+
+impl RowSink for Collect {
+    fn columns(&mut self, columns: &[Column]) -> io::Result<()> {
+        self.columns = columns.to_vec();
+        Ok(())
+    }
+
+    fn row(&mut self, row: &[Value]) -> io::Result<()> {
+        self.rows.push(row.to_vec());
+        Ok(())
+    }
+}
+
+/// A cell of a catalog query as text (NULL as `None`).
+pub(crate) fn text(v: &Value) -> Option<String> {
+    match v {
+        Value::Null => None,
+        other => Some(other.to_text()),
+    }
+}
+
+/// Runs `cancel` on a thread of its own (it opens a second connection and
+/// must not wait on the runtime the statement blocks).
+pub(crate) fn cancel_in_background(cancel: impl FnOnce() + Send + 'static) {
+    let _ = std::thread::Builder::new()
+        .name("aiq-cancel".into())
+        .spawn(cancel);
+}
+
+/// Bytes as text when they are UTF-8, else as `\x…` hex.
+pub(crate) fn bytes_value(bytes: &[u8]) -> Value {
+    match std::str::from_utf8(bytes) {
+        Ok(s) => Value::Other(s.to_string()),
+        Err(_) => Value::Blob(bytes.to_vec()),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn password_in_url_is_noticed() {
+        assert!(url_has_password("postgres://a:b@h/d"));
+        assert!(url_has_password("postgres://h/d?password=x"));
+        assert!(!url_has_password("postgres://a@h/d"));
+    }
+
+    #[test]
+    fn password_env_must_be_set() {
+        let spec = ServerSpec {
+            protocol: super::super::spec::ServerProtocol::Postgres,
+            url: "postgres://a@h/d".into(),
+            password_env: Some("AIQ_TEST_SURELY_UNSET_VAR".into()),
+        };
+        let e = password_from_env(&spec).unwrap_err();
+        assert!(e.0.contains("$AIQ_TEST_SURELY_UNSET_VAR"), "{e}");
+    }
+}

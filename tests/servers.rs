@@ -1,0 +1,725 @@
+//! PostgreSQL and MariaDB sources against real servers that the tests start
+//! themselves (tests/common/servers.rs): typed rows, schema, the hostile
+//! corpus in each dialect, passwords kept out of everything, timeouts,
+//! server-side cancel, streaming, writes with --allow-write, doctor and
+//! saved sources.
+
+mod common;
+
+use std::io::{BufRead, BufReader};
+
+use expectrl::Expect as _;
+use std::process::{Command as StdCommand, Stdio};
+use std::time::{Duration, Instant};
+
+use common::llm::{ModelServer, Reply};
+use common::servers::{self, Engine, Server, PASSWORD};
+use common::{stderr_of, stdout_of, Sandbox};
+use serde_json::{json, Value};
+
+fn all() -> Vec<&'static Server> {
+    [servers::postgres(), servers::mariadb()]
+        .into_iter()
+        .flatten()
+        .collect()
+}
+
+fn exec(sb: &Sandbox, url: &str, sql: &str, format: &str) -> std::process::Output {
+    sb.aiq()
+        .args([url, "-e", sql, "-f", format])
+        .output()
+        .unwrap()
+}
+
+fn json_rows(out: &std::process::Output) -> Vec<Value> {
+    let text = stdout_of(out);
+    match serde_json::from_str::<Value>(&text) {
+        Ok(Value::Array(rows)) => rows,
+        other => panic!("not a JSON array: {other:?}\n{text}\n{}", stderr_of(out)),
+    }
+}
+
+/// `SELECT * FROM kinds` as JSON: row 1 holds `want` (and each of `raw`
+/// verbatim, for numbers wider than a JSON parser keeps), row 2 only NULLs.
+fn assert_kinds(server: &Server, want: Value, raw: &[&str]) -> Vec<Value> {
+    let sb = Sandbox::new();
+    let out = exec(
+        &sb,
+        &server.url(),
+        "SELECT * FROM kinds ORDER BY id",
+        "json",
+    );
+    assert!(out.status.success(), "{}", stderr_of(&out));
+    let rows = json_rows(&out);
+    for (k, v) in want.as_object().unwrap() {
+        assert_eq!(&rows[0][k], v, "{:?} column {k}", server.engine);
+    }
+    let text = stdout_of(&out);
+    for r in raw {
+        assert!(text.contains(r), "{:?}: no {r} in {text}", server.engine);
+    }
+    let nulls = rows[1].as_object().unwrap();
+    assert!(
+        nulls.iter().all(|(k, v)| k == "id" || v.is_null()),
+        "{nulls:?}"
+    );
+    rows
+}
+
+#[test]
+fn postgres_rows_are_typed() {
+    let Some(pg) = servers::postgres() else {
+        return;
+    };
+    let rows = assert_kinds(
+        pg,
+        json!({
+            "id": 1, "small": -32768, "big": 9223372036854775807i64,
+            "r": 0.1, "dbl": 0.1, "t": "héllo \"x\"", "flag": true,
+            "d": "2024-02-29", "ts": "2024-02-29 13:05:09", "tstz": "2024-02-29T11:05:09Z",
+            "iv": "1 year 2 mons 3 days 04:05:06", "j": {"a": [1, 2]}, "jb": {"b": null},
+            "u": "a0eebc99-9c0b-4ef8-bb6d-6bb9bd380a11", "b": "\\xdeadbeef",
+            "arr": [1, null, 3], "tags": ["a b", "c"], "ip": "192.168.0.1", "m": "happy",
+        }),
+        // numeric(30,10) exactly, digit for digit: it is printed bare in JSON.
+        &["\"exact\":12345678901234567890.0123456789,"],
+    );
+    assert!(rows[0]["tm"].as_str().unwrap().starts_with("13:05:09.5"));
+    // CSV keeps the same text.
+    let sb = Sandbox::new();
+    let sql = "SELECT exact, arr, b FROM kinds WHERE id = 1";
+    let out = exec(&sb, &pg.url(), sql, "csv");
+    assert_eq!(
+        stdout_of(&out),
+        "exact,arr,b\n12345678901234567890.0123456789,\"[1,null,3]\",\\xdeadbeef\n"
+    );
+}
+
+#[test]
+fn mariadb_rows_are_typed() {
+    let Some(db) = servers::mariadb() else { return };
+    let rows = assert_kinds(
+        db,
+        json!({
+            "id": 1, "small": -32768, "big": 9223372036854775807i64,
+            "dbl": 0.1, "t": "héllo", "flag": 1, "d": "2024-02-29", "tm": "13:05:09",
+            "j": "{\"a\": [1, 2]}", "b": "\\xdeadbeef", "e": "b", "bits": 5,
+        }),
+        &[
+            "\"ubig\":18446744073709551615,",
+            "\"exact\":12345678901234567890.0123456789,",
+        ],
+    );
+    let ts = rows[0]["ts"].as_str().unwrap();
+    assert!(ts.starts_with("2024-02-29 13:05:09.25"), "{ts}");
+    // An empty result still names its columns.
+    let sb = Sandbox::new();
+    let sql = "SELECT id, name FROM customers WHERE id < 0";
+    let out = exec(&sb, &db.url(), sql, "csv");
+    assert_eq!(stdout_of(&out), "id,name\n");
+}
+
+#[test]
+fn schema_comes_from_the_catalog() {
+    let sb = Sandbox::new();
+    for server in all() {
+        let out = sb
+            .aiq()
+            .args(["schema", server.url().as_str()])
+            .output()
+            .unwrap();
+        let text = stdout_of(&out);
+        assert!(out.status.success(), "{}", stderr_of(&out));
+        for want in [
+            "table customers (~5 rows)",
+            "table orders (~6 rows)",
+            "-> customers.id",
+            "e.g. 'cancelled', 'delivered', 'shipped'",
+            "view big_spenders",
+        ] {
+            assert!(
+                text.contains(want),
+                "{:?}: no {want:?} in\n{text}",
+                server.engine
+            );
+        }
+        let pk = match server.engine {
+            Engine::Postgres => "  id integer primary key\n",
+            Engine::MariaDb => "  id int(11) primary key\n",
+        };
+        assert!(text.contains(pk), "{text}");
+    }
+}
+
+const POSTGRES_HOSTILE: &[&str] = &[
+    "DELETE FROM customers",
+    "UPDATE orders SET total = 0",
+    "INSERT INTO customers VALUES (9, 'x', 'y', false, '2024-01-01')",
+    "SELECT 1; DROP TABLE orders",
+    "select 1 /* ; */ ; delete from customers",
+    "WITH d AS (DELETE FROM orders RETURNING *) SELECT * FROM d",
+    "WITH x AS (SELECT 1) UPDATE customers SET name = 'x'",
+    "CREATE TABLE evil (a int)",
+    "CREATE TABLE evil AS SELECT * FROM customers",
+    "SELECT * INTO evil FROM customers",
+    "DROP TABLE orders",
+    "TRUNCATE orders",
+    "ALTER TABLE customers ADD COLUMN x int",
+    "COPY customers TO '/tmp/aiq-evil.csv'",
+    "COPY customers TO PROGRAM 'touch /tmp/aiq-evil'",
+    "COPY customers FROM '/etc/passwd'",
+    "COPY (SELECT 1) TO STDOUT",
+    "SELECT pg_read_file('/etc/passwd')",
+    "SELECT pg_read_binary_file('/etc/passwd')",
+    "SELECT * FROM pg_ls_dir('.')",
+    "SELECT lo_import('/etc/passwd')",
+    "SELECT set_config('default_transaction_read_only', 'off', false)",
+    "SET default_transaction_read_only = off",
+    "SET ROLE postgres",
+    "SET SESSION AUTHORIZATION postgres",
+    "RESET ALL",
+    "DO $$ BEGIN DELETE FROM customers; END $$",
+    "CALL some_procedure()",
+    "BEGIN",
+    "COMMIT",
+    "START TRANSACTION READ WRITE",
+    "GRANT ALL ON customers TO PUBLIC",
+    "CREATE EXTENSION dblink",
+    "SELECT * FROM dblink('dbname=shop', 'DELETE FROM customers') AS t(a int)",
+    "SELECT query_to_xml('DELETE FROM customers RETURNING *', true, true, '')",
+    "SELECT nextval('orders_id_seq')",
+    "SELECT pg_terminate_backend(1)",
+    "LOCK TABLE customers",
+    "SELECT * FROM customers FOR UPDATE",
+    "VACUUM",
+    "ANALYZE customers",
+    "LISTEN x",
+    "NOTIFY x",
+    "PREPARE p AS DELETE FROM customers",
+    "EXPLAIN ANALYZE DELETE FROM customers",
+    "CREATE FUNCTION f() RETURNS int AS 'SELECT 1' LANGUAGE sql",
+];
+
+const MYSQL_HOSTILE: &[&str] = &[
+    "DELETE FROM customers",
+    "UPDATE orders SET total = 0",
+    "INSERT INTO customers VALUES (9, 'x', 'y', false, '2024-01-01')",
+    "REPLACE INTO customers VALUES (1, 'x', 'y', false, '2024-01-01')",
+    "SELECT 1; DROP TABLE orders",
+    "SELECT 1 /*!; DROP TABLE orders */",
+    "SELECT 1 /*M!; DROP TABLE orders */",
+    "SELECT * FROM customers /*!50000 INTO OUTFILE '/tmp/aiq-evil.csv' */",
+    "SELECT * FROM customers INTO OUTFILE '/tmp/aiq-evil.csv'",
+    "SELECT * FROM customers INTO DUMPFILE '/tmp/aiq-evil.bin'",
+    "SELECT id INTO @x FROM customers LIMIT 1",
+    "LOAD DATA INFILE '/etc/passwd' INTO TABLE customers",
+    "LOAD DATA LOCAL INFILE '/etc/passwd' INTO TABLE customers",
+    "SELECT LOAD_FILE('/etc/passwd')",
+    "CREATE TABLE evil (a int)",
+    "DROP TABLE orders",
+    "TRUNCATE orders",
+    "ALTER TABLE customers ADD COLUMN x int",
+    "RENAME TABLE orders TO o2",
+    "SET SESSION TRANSACTION READ WRITE",
+    "SET autocommit = 1",
+    "SET @@session.max_statement_time = 0",
+    "SET ROLE admin",
+    "CALL p()",
+    "START TRANSACTION",
+    "COMMIT",
+    "LOCK TABLES customers WRITE",
+    "GRANT ALL ON *.* TO 'analyst'@'%'",
+    "CREATE USER evil IDENTIFIED BY 'x'",
+    "PREPARE s FROM 'DELETE FROM customers'",
+    "EXECUTE s",
+    "HANDLER customers OPEN",
+    "DO SLEEP(1)",
+    "FLUSH TABLES",
+    "KILL 1",
+    "INSTALL PLUGIN x SONAME 'x.so'",
+    "SELECT * FROM customers FOR UPDATE",
+    "WITH d AS (SELECT 1) DELETE FROM customers",
+    "SELECT GET_LOCK('x', 1)",
+    "select 1 -- ; \n ; delete from customers",
+];
+
+/// Every statement: exit 5, a message that says what was refused, the
+/// data unchanged and no file written.
+fn assert_corpus_refused(server: &Server, corpus: &[&str]) {
+    let sb = Sandbox::new();
+    let before = server.shop_snapshot();
+    for sql in corpus {
+        let out = exec(&sb, &server.url(), sql, "csv");
+        let err = stderr_of(&out);
+        assert_eq!(
+            out.status.code(),
+            Some(5),
+            "{:?} ran {sql:?}: {err}",
+            server.engine
+        );
+        assert!(err.starts_with("aiq: refused"), "{sql}: {err}");
+        assert!(!err.contains(PASSWORD), "{err}");
+    }
+    assert_eq!(server.shop_snapshot(), before, "{:?}", server.engine);
+    for f in ["/tmp/aiq-evil.csv", "/tmp/aiq-evil", "/tmp/aiq-evil.bin"] {
+        assert!(!std::path::Path::new(f).exists(), "{f} was written");
+    }
+}
+
+#[test]
+fn postgres_hostile_corpus_is_refused() {
+    let Some(pg) = servers::postgres() else {
+        return;
+    };
+    assert_corpus_refused(pg, POSTGRES_HOSTILE);
+}
+
+#[test]
+fn mariadb_hostile_corpus_is_refused() {
+    let Some(db) = servers::mariadb() else { return };
+    assert_corpus_refused(db, MYSQL_HOSTILE);
+}
+
+#[test]
+fn writes_need_allow_write_and_yes() {
+    let sb = Sandbox::new();
+    for server in all() {
+        server.admin("DELETE FROM scratch");
+        let url = server.url();
+        let insert = "INSERT INTO scratch VALUES (1), (2)";
+        let out = exec(&sb, &url, insert, "csv");
+        assert_eq!(out.status.code(), Some(5), "{}", stderr_of(&out));
+        let out = sb
+            .aiq()
+            .args([url.as_str(), "--allow-write", "--yes", "-e", insert])
+            .output()
+            .unwrap();
+        assert!(out.status.success(), "{}", stderr_of(&out));
+        assert!(
+            stderr_of(&out).contains("2 rows changed"),
+            "{}",
+            stderr_of(&out)
+        );
+        assert_eq!(server.admin("SELECT count(*) FROM scratch").trim(), "2");
+        server.admin("DELETE FROM scratch");
+    }
+}
+
+#[test]
+fn passwords_stay_out_of_messages_config_and_traces() {
+    let sb = Sandbox::new();
+    for server in all() {
+        // No password and no terminal to ask on: exit 3 and what to do.
+        let out = exec(&sb, &server.url_without_password(), "SELECT 1", "csv");
+        let err = stderr_of(&out);
+        assert_eq!(out.status.code(), Some(3), "{err}");
+        assert!(err.contains("password_env"), "{err}");
+        // A wrong password is named as such, and not echoed.
+        let wrong = server.url().replace(PASSWORD, "not-the-password");
+        let out = exec(&sb, &wrong, "SELECT 1", "csv");
+        let err = stderr_of(&out);
+        assert_eq!(out.status.code(), Some(3), "{err}");
+        assert!(!err.contains("not-the-password"), "{err}");
+        assert!(err.contains("analyst:***@"), "{err}");
+        // -vv traces everything but the password.
+        let out = sb
+            .aiq()
+            .args([server.url().as_str(), "-vv", "-e", "SELECT 1 AS one"])
+            .output()
+            .unwrap();
+        assert!(out.status.success(), "{}", stderr_of(&out));
+        assert!(!stderr_of(&out).contains(PASSWORD));
+    }
+}
+
+#[test]
+fn saved_sources_take_the_password_from_password_env() {
+    let sb = Sandbox::new();
+    for server in all() {
+        let name = format!("wh{}", server.port);
+        // The URL's password is used to check the connection, not saved.
+        let out = sb
+            .aiq()
+            .args(["sources", "add", name.as_str(), server.url().as_str()])
+            .args(["--password-env", "AIQ_TEST_WH_PASSWORD"])
+            .output()
+            .unwrap();
+        let err = stderr_of(&out);
+        assert!(out.status.success(), "{err}");
+        assert!(err.contains("password in the URL was not saved"), "{err}");
+        assert!(err.contains("read-only session confirmed"), "{err}");
+        let config = std::fs::read_to_string(sb.home().join("config.toml")).unwrap();
+        assert!(!config.contains(PASSWORD), "{config}");
+        assert!(config.contains(&server.url_without_password()), "{config}");
+        assert!(
+            config.contains("password_env = \"AIQ_TEST_WH_PASSWORD\""),
+            "{config}"
+        );
+        let out = sb
+            .aiq()
+            .env("AIQ_TEST_WH_PASSWORD", PASSWORD)
+            .args([
+                name.as_str(),
+                "-e",
+                "SELECT count(*) AS n FROM customers",
+                "-f",
+                "csv",
+            ])
+            .output()
+            .unwrap();
+        assert_eq!(stdout_of(&out), "n\n5\n", "{}", stderr_of(&out));
+        let out = sb
+            .aiq()
+            .env_remove("AIQ_TEST_WH_PASSWORD")
+            .args([name.as_str(), "-e", "SELECT 1"])
+            .output()
+            .unwrap();
+        assert_eq!(out.status.code(), Some(3));
+        assert!(
+            stderr_of(&out).contains("$AIQ_TEST_WH_PASSWORD, which is not set"),
+            "{}",
+            stderr_of(&out)
+        );
+        // doctor: connected, version, read-only confirmed.
+        let out = sb
+            .aiq()
+            .env("AIQ_TEST_WH_PASSWORD", PASSWORD)
+            .args(["doctor", name.as_str()])
+            .output()
+            .unwrap();
+        let text = stdout_of(&out);
+        let version = match server.engine {
+            Engine::Postgres => "PostgreSQL ",
+            Engine::MariaDb => "MariaDB ",
+        };
+        let line = text
+            .lines()
+            .find(|l| l.contains(" source "))
+            .unwrap_or_else(|| panic!("no source line in {text}"));
+        assert!(line.starts_with("ok "), "{line}");
+        assert!(line.contains(version), "{line}");
+        assert!(line.contains("read-only session confirmed"), "{line}");
+        assert!(
+            line.contains(&format!("127.0.0.1:{}/shop", server.port)),
+            "{line}"
+        );
+    }
+}
+
+#[test]
+fn questions_name_the_dialect_and_sessions_keep_no_password() {
+    let sb = Sandbox::new();
+    for server in all() {
+        let model = ModelServer::start(vec![Reply::Text(
+            "```sql\nSELECT count(*) AS n FROM customers\n```".into(),
+        )]);
+        let session = sb.path().join(format!("s{}.json", server.port));
+        let engine = match server.engine {
+            Engine::Postgres => "postgres",
+            Engine::MariaDb => "mysql",
+        };
+        std::fs::write(
+            &session,
+            json!({
+                "version": 1,
+                "metadata": {
+                    "created_at": "2026-01-26T10:00:00Z",
+                    "last_updated": "2026-01-26T10:00:00Z",
+                    "data_source": server.url_without_password(),
+                    "database_type": engine,
+                },
+                "messages": [],
+            })
+            .to_string(),
+        )
+        .unwrap();
+        let out = sb
+            .aiq_with(&model, "openai")
+            .arg(server.url())
+            .args(["-q", "how many customers?", "-f", "csv", "-s"])
+            .arg(&session)
+            .output()
+            .unwrap();
+        assert_eq!(stdout_of(&out), "n\n5\n", "{}", stderr_of(&out));
+        let request = &model.chats()[0];
+        assert!(!request.raw.contains(PASSWORD));
+        let system = &request.messages()[0].1;
+        let (dialect, idiom) = match server.engine {
+            Engine::Postgres => ("a PostgreSQL database (PostgreSQL ", "date_trunc"),
+            Engine::MariaDb => ("a MySQL database (MariaDB ", "backticks"),
+        };
+        assert!(system.contains(dialect), "{system}");
+        assert!(system.contains(idiom), "{system}");
+        let file = std::fs::read_to_string(&session).unwrap();
+        assert!(!file.contains(PASSWORD), "{file}");
+        let saved: Value = serde_json::from_str(&file).unwrap();
+        assert_eq!(
+            saved["metadata"]["data_source"],
+            Value::String(server.url_without_password())
+        );
+        assert_eq!(saved["metadata"]["database_type"], engine);
+        assert_eq!(saved["messages"].as_array().map(Vec::len), Some(2));
+    }
+}
+
+#[test]
+fn statement_timeout_stops_the_query() {
+    let sb = Sandbox::new();
+    sb.write_config("[query]\ntimeout_secs = 1\n");
+    for server in all() {
+        let slow = match server.engine {
+            Engine::Postgres => "SELECT pg_sleep(20)",
+            Engine::MariaDb => "SELECT count(*) FROM seq_1_to_100000 a, seq_1_to_100000 b",
+        };
+        let started = Instant::now();
+        let out = exec(&sb, &server.url(), slow, "csv");
+        let err = stderr_of(&out);
+        assert_eq!(out.status.code(), Some(1), "{err}");
+        assert!(err.contains("ran longer than 1 s"), "{err}");
+        assert!(
+            started.elapsed() < Duration::from_secs(10),
+            "{:?}",
+            started.elapsed()
+        );
+    }
+}
+
+/// Ctrl-C sends a cancel to the server: the query is gone from the server
+/// at once, not only from aiq.
+#[test]
+fn ctrl_c_cancels_on_the_server() {
+    let sb = Sandbox::new();
+    for server in all() {
+        let (slow, running) = match server.engine {
+            Engine::Postgres => (
+                "SELECT pg_sleep(60) AS aiq_cancel_probe",
+                "SELECT count(*) FROM pg_stat_activity WHERE query LIKE '%aiq_cancel_probe%' AND state = 'active' AND pid <> pg_backend_pid()",
+            ),
+            Engine::MariaDb => (
+                "SELECT count(*) AS aiq_cancel_probe FROM seq_1_to_1000000 a, seq_1_to_1000000 b",
+                "SELECT count(*) FROM information_schema.processlist WHERE info LIKE '%aiq_cancel_probe FROM%' AND id <> CONNECTION_ID()",
+            ),
+        };
+        let mut child = StdCommand::new(assert_cmd::cargo::cargo_bin("aiq"))
+            .args([server.url().as_str(), "-e", slow, "-f", "csv"])
+            .env("AIQ_HOME", sb.home())
+            .env("HOME", sb.path().join("home"))
+            .stdout(Stdio::null())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+        let deadline = Instant::now() + Duration::from_secs(20);
+        while server.admin(running).trim() != "1" {
+            assert!(Instant::now() < deadline, "the query never started");
+            std::thread::sleep(Duration::from_millis(100));
+        }
+        unsafe {
+            libc::kill(child.id() as i32, libc::SIGINT);
+        }
+        let started = Instant::now();
+        let status = child.wait().unwrap();
+        assert_eq!(status.code(), Some(130), "{:?}", server.engine);
+        assert!(started.elapsed() < Duration::from_secs(10));
+        let deadline = Instant::now() + Duration::from_secs(5);
+        while server.admin(running).trim() != "0" {
+            assert!(
+                Instant::now() < deadline,
+                "{:?}: the query still runs on the server",
+                server.engine
+            );
+            std::thread::sleep(Duration::from_millis(100));
+        }
+    }
+}
+
+/// Ten million rows: the first ones arrive at once, memory stays flat, and
+/// a reader that stops early ends aiq quietly.
+#[test]
+fn big_results_stream() {
+    for server in all() {
+        let sb = Sandbox::new();
+        let sql = match server.engine {
+            Engine::Postgres => {
+                "SELECT g, md5(g::text) AS h FROM generate_series(1, 10000000) AS g"
+            }
+            Engine::MariaDb => "SELECT seq, md5(seq) AS h FROM seq_1_to_10000000",
+        };
+        let mut child = StdCommand::new(assert_cmd::cargo::cargo_bin("aiq"))
+            .args([server.url().as_str(), "-e", sql, "-f", "csv"])
+            .env("AIQ_HOME", sb.home())
+            .env("HOME", sb.path().join("home"))
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+        let pid = child.id();
+        let started = Instant::now();
+        let mut lines = BufReader::new(child.stdout.take().unwrap()).lines();
+        let header = lines.next().unwrap().unwrap();
+        assert!(header.ends_with(",h"), "{header}");
+        let mut peak_kb = 0u64;
+        for i in 0..1_000_000u64 {
+            let line = lines.next().unwrap().unwrap();
+            if i == 0 {
+                assert!(line.starts_with("1,"), "{line}");
+                assert!(
+                    started.elapsed() < Duration::from_secs(5),
+                    "{:?}",
+                    started.elapsed()
+                );
+            }
+            if i % 100_000 == 0 {
+                peak_kb = peak_kb.max(rss_kb(pid));
+            }
+        }
+        assert!(
+            peak_kb < 100 * 1024,
+            "{:?}: {peak_kb} kB resident",
+            server.engine
+        );
+        drop(lines);
+        let status = child.wait().unwrap();
+        assert_eq!(status.code(), Some(0), "{:?}", server.engine);
+    }
+}
+
+fn rss_kb(pid: u32) -> u64 {
+    std::fs::read_to_string(format!("/proc/{pid}/status"))
+        .unwrap_or_default()
+        .lines()
+        .find_map(|l| l.strip_prefix("VmRSS:"))
+        .and_then(|v| v.trim().trim_end_matches(" kB").trim().parse().ok())
+        .unwrap_or(0)
+}
+
+/// The `source` line of `aiq doctor SOURCE`.
+fn doctor_line(sb: &Sandbox, source: &str) -> String {
+    let out = sb.aiq().args(["doctor", source]).output().unwrap();
+    stdout_of(&out)
+        .lines()
+        .find(|l| l.contains(" source "))
+        .unwrap_or_else(|| panic!("no source line: {}", stdout_of(&out)))
+        .to_string()
+}
+
+#[test]
+fn tls_options_are_honoured() {
+    let sb = Sandbox::new();
+    for server in all() {
+        let ca = server.ca_file().display().to_string();
+        let (off, required, verified, unverifiable) = match server.engine {
+            Engine::Postgres => (
+                "sslmode=disable".to_string(),
+                "sslmode=require".to_string(),
+                format!("sslmode=verify-full&sslrootcert={ca}"),
+                "sslmode=verify-full".to_string(),
+            ),
+            Engine::MariaDb => (
+                "ssl-mode=disabled".to_string(),
+                "ssl-mode=required".to_string(),
+                format!("ssl-mode=verify_identity&ssl-ca={ca}"),
+                "ssl-mode=verify_ca".to_string(),
+            ),
+        };
+        let with = |query: &str| format!("{}?{query}", server.url());
+        let line = doctor_line(&sb, &with(&off));
+        assert!(
+            line.starts_with("ok ") && !line.contains(", TLS,"),
+            "{line}"
+        );
+        for query in [&required, &verified] {
+            let line = doctor_line(&sb, &with(query));
+            assert!(
+                line.starts_with("ok ") && line.contains(", TLS,"),
+                "{query}: {line}"
+            );
+            assert!(!line.contains(PASSWORD), "{line}");
+        }
+        // The test CA is not among the public roots: verification must fail,
+        // with a message that says so, never fall back to plain text.
+        let out = exec(&sb, &with(&unverifiable), "SELECT 1", "csv");
+        let err = stderr_of(&out);
+        assert_eq!(out.status.code(), Some(3), "{err}");
+        assert!(err.contains("TLS"), "{err}");
+        assert!(!err.contains(PASSWORD), "{err}");
+    }
+}
+
+#[test]
+fn unreachable_server_is_exit_3() {
+    let sb = Sandbox::new();
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
+    for scheme in ["postgres", "mysql"] {
+        let url = format!("{scheme}://analyst:secret-pw@127.0.0.1:{port}/shop");
+        let out = exec(&sb, &url, "SELECT 1", "csv");
+        let err = stderr_of(&out);
+        assert_eq!(out.status.code(), Some(3), "{err}");
+        assert!(err.contains("connection refused"), "{err}");
+        assert!(!err.contains("secret-pw"), "{err}");
+    }
+}
+
+/// On a terminal, a server that wants a password gets one asked for without
+/// echo; it is used for that run only.
+#[test]
+fn password_is_asked_for_on_a_terminal() {
+    let sb = Sandbox::new();
+    for server in all() {
+        let url = server.url_without_password();
+        let args = [
+            std::ffi::OsStr::new(url.as_str()),
+            std::ffi::OsStr::new("-e"),
+            std::ffi::OsStr::new("SELECT count(*) AS n FROM orders"),
+            std::ffi::OsStr::new("-f"),
+            std::ffi::OsStr::new("csv"),
+        ];
+        let mut p = common::pty(&sb, &args, None, "dumb");
+        p.expect(format!("Password for analyst@127.0.0.1:{}: ", server.port).as_str())
+            .unwrap();
+        p.send_line(PASSWORD).unwrap();
+        let rest = p.expect(expectrl::Eof).unwrap();
+        let text: String = rest
+            .matches()
+            .map(|m| String::from_utf8_lossy(m).into_owned())
+            .collect();
+        assert!(text.contains("n\r\n6"), "{text}");
+        assert!(!text.contains(PASSWORD), "the password was echoed: {text}");
+    }
+}
+
+/// What people type to look around works in each dialect.
+#[test]
+fn introspection_statements_run() {
+    let sb = Sandbox::new();
+    for server in all() {
+        let statements: &[&str] = match server.engine {
+            Engine::Postgres => &[
+                "SHOW search_path",
+                "EXPLAIN SELECT * FROM orders WHERE id = 1",
+                "SELECT table_name FROM information_schema.tables WHERE table_schema = 'public'",
+                "VALUES (1, 'a')",
+            ],
+            Engine::MariaDb => &[
+                "SHOW TABLES",
+                "SHOW COLUMNS FROM customers",
+                "DESCRIBE orders",
+                "SHOW CREATE TABLE orders",
+                "EXPLAIN SELECT * FROM orders WHERE id = 1",
+                "SHOW VARIABLES LIKE 'version'",
+            ],
+        };
+        for sql in statements {
+            let out = exec(&sb, &server.url(), sql, "csv");
+            assert!(
+                out.status.success() && !stdout_of(&out).is_empty(),
+                "{:?} {sql}: {}",
+                server.engine,
+                stderr_of(&out)
+            );
+        }
+    }
+}

@@ -16,7 +16,8 @@
 #   5. 1,000,000 rows from PostgreSQL to CSV: aiq against `psql --csv` on the
 #      same table, same run (goal: aiq <= 1.5x psql's wall time), when a
 #      PostgreSQL server is installed (Debian: postgresql); the script starts
-#      its own on 127.0.0.1 with a temp data dir and stops it afterwards.
+#      its own on 127.0.0.1 with a temp data dir and stops it afterwards;
+#   6. `aiq schema` on a 2,000-table PostgreSQL database, same server.
 set -euo pipefail
 
 root="$(cd "$(dirname "$0")/.." && pwd)"
@@ -101,6 +102,7 @@ if [ -x "$bench_session" ]; then
 fi
 
 pg_line="not run (no PostgreSQL server: apt-get install postgresql)"
+pg_schema_line="not run"
 pg_bin=$(ls -d /usr/lib/postgresql/*/bin 2>/dev/null | sort -V | tail -1 || true)
 if [ -n "$pg_bin" ] && [ -x "$pg_bin/initdb" ]; then
   echo "5. 1,000,000 rows from PostgreSQL to CSV" >&2
@@ -133,6 +135,25 @@ SQL
   rows_pg=$("$aiq" "$pgurl" -e 'SELECT * FROM events' -f csv | wc -l)
   pg_ratio=$(python3 -c "print(f'{$t_aiq_pg/$t_psql:.2f}')")
   pg_line="psql --csv ${t_psql} ms; aiq ${t_aiq_pg} ms (${pg_ratio}× psql), peak RSS $((rss_aiq_pg / 1024)) MB, $((rows_pg - 1)) rows"
+  echo "6. schema introspection, 2,000 PostgreSQL tables" >&2
+  "${psql[@]}" -d postgres -c "CREATE DATABASE wide" > /dev/null
+  "${psql[@]}" -d wide > /dev/null <<'SQL'
+DO $$
+BEGIN
+  FOR t IN 0..1999 LOOP
+    EXECUTE format('CREATE TABLE t%s (id int PRIMARY KEY, name text NOT NULL, status text, amount numeric(10,2), created_at timestamptz%s)',
+                   lpad(t::text, 4, '0'),
+                   CASE WHEN t > 0 THEN format(', parent_id int REFERENCES t%s(id)', lpad((t - 1)::text, 4, '0')) ELSE '' END);
+    EXECUTE format('INSERT INTO t%s (id, name, status, amount, created_at) SELECT i, ''name '' || i, (ARRAY[''open'', ''closed'', ''void''])[1 + i %% 3], i * 1.5, now() FROM generate_series(1, 20) i',
+                   lpad(t::text, 4, '0'));
+  END LOOP;
+END $$;
+ANALYZE;
+SQL
+  hyperfine --warmup 2 --runs 10 --export-json "$work/pgschema.json" \
+    -n "aiq schema (PostgreSQL)" "'$aiq' schema 'postgres://postgres@127.0.0.1:$pgport/wide' > /dev/null" >&2
+  read -r t_pg_schema <<<"$(result "$work/pgschema.json")"
+  pg_schema_line="${t_pg_schema} ms ($("$aiq" schema "postgres://postgres@127.0.0.1:$pgport/wide" | grep -c '^table ') tables)"
 fi
 
 ratio=$(python3 -c "print(f'{$t_aiq/$t_sqlite:.2f}')")
@@ -146,4 +167,5 @@ cat <<EOF
 | single-shot question, instant local model (median of 30) | ${t_ask} ms | < 50 ms |
 | 10 MB session file | ${session_line} | < 50 ms each |
 | 1M rows from PostgreSQL to CSV (medians) | ${pg_line} | ≤ 1.5× psql |
+| \`aiq schema\`, 2,000 PostgreSQL tables (median) | ${pg_schema_line} | — |
 EOF

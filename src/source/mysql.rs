@@ -523,6 +523,7 @@ fn introspect(source: &MySqlSource) -> Result<Catalog, ExecError> {
     }
     sample_columns(
         &mut tables,
+        |_| false,
         |k, table, column| {
             let (t, c) = (quote(table), quote(column));
             format!(

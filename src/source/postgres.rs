@@ -4,6 +4,7 @@
 //! managed to change. Rows arrive in the binary format and are decoded here
 //! by type OID, exactly (numeric as text, never via f64).
 
+use std::collections::HashSet;
 use std::fmt::Write as _;
 use std::str::FromStr;
 use std::sync::atomic::{AtomicBool, AtomicI32, Ordering};
@@ -296,7 +297,8 @@ fn introspect(source: &PostgresSource) -> Result<Catalog, ExecError> {
         "SELECT n.nspname, c.relname, c.relkind::text, a.attname, \
                 format_type(a.atttypid, a.atttypmod), NOT a.attnotnull, \
                 coalesce(a.attnum = ANY(pk.conkey), false), c.reltuples::float8, \
-                obj_description(c.oid, 'pg_class'), n.nspname = current_schema() \
+                obj_description(c.oid, 'pg_class'), n.nspname = current_schema(), \
+                has_table_privilege(c.oid, 'SELECT') \
          FROM pg_class c \
          JOIN pg_namespace n ON n.oid = c.relnamespace \
          JOIN pg_attribute a ON a.attrelid = c.oid AND a.attnum > 0 AND NOT a.attisdropped \
@@ -307,6 +309,8 @@ fn introspect(source: &PostgresSource) -> Result<Catalog, ExecError> {
         None,
     )?;
     let mut tables: Vec<Table> = Vec::new();
+    // Tables the login may not read get no samples (one would fail them all).
+    let mut unreadable: HashSet<String> = HashSet::new();
     for r in &columns.rows {
         let cell = |i: usize| r.get(i).and_then(text).unwrap_or_default();
         let in_default = matches!(r.get(9), Some(Value::Bool(true)));
@@ -315,6 +319,9 @@ fn introspect(source: &PostgresSource) -> Result<Catalog, ExecError> {
         } else {
             format!("{}.{}", cell(0), cell(1))
         };
+        if matches!(r.get(10), Some(Value::Bool(false))) {
+            unreadable.insert(name.clone());
+        }
         if tables.last().map(|t| t.name != name).unwrap_or(true) {
             let kind = cell(2);
             let estimate = match r.get(7) {
@@ -373,6 +380,7 @@ fn introspect(source: &PostgresSource) -> Result<Catalog, ExecError> {
     }
     sample_columns(
         &mut tables,
+        |table| unreadable.contains(table),
         |k, table, column| {
             let (t, c) = (table_ref(table), quote_ident(column));
             format!(

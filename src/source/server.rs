@@ -295,17 +295,20 @@ pub(crate) async fn revive<C: sqlx::Connection>(
     Ok(true)
 }
 
-/// Samples for the short text columns of `tables`, from the first rows of
-/// each table, in one `UNION ALL` query: `part(k, table, column)` writes
-/// the engine's `SELECT DISTINCT k, v …` for one column, and `run` runs the
-/// whole under [`SAMPLE_BUDGET`]. None when it fails or runs over.
+/// Samples for the short text columns of `tables` (but those `skip`
+/// names), from the first rows of each table, in one `UNION ALL` query:
+/// `part(k, table, column)` writes the engine's `SELECT DISTINCT k, v …` for
+/// one column, and `run` runs the whole under [`SAMPLE_BUDGET`]. None when
+/// it fails or runs over.
 pub(crate) fn sample_columns(
     tables: &mut [Table],
+    skip: impl Fn(&str) -> bool,
     part: impl Fn(usize, &str, &str) -> String,
     run: impl FnOnce(&str) -> Result<Collect, ExecError>,
 ) {
     let targets: Vec<(usize, usize)> = sample_targets(tables, false)
         .into_iter()
+        .filter(|(ti, _)| !skip(&tables[*ti].name))
         .take(2000)
         .collect();
     if targets.is_empty() {

@@ -201,3 +201,35 @@ fn lost_connections_come_back() {
         assert_eq!(rows[0][0], Value::Int(6), "{:?}", server.engine);
     }
 }
+
+/// Ctrl-C (the cancel handle) stops a running statement on the server, and
+/// the same connection answers the next statement.
+#[test]
+fn cancelled_statements_leave_a_usable_connection() {
+    for server in [servers::postgres(), servers::mariadb()]
+        .into_iter()
+        .flatten()
+    {
+        let source = open_server(server);
+        let slow = match server.engine {
+            servers::Engine::Postgres => "SELECT pg_sleep(30)",
+            servers::Engine::MariaDb => "SELECT SLEEP(30)",
+        };
+        let handle = source.cancel_handle();
+        let started = std::time::Instant::now();
+        let canceller = std::thread::spawn(move || {
+            std::thread::sleep(Duration::from_millis(800));
+            handle.cancel();
+        });
+        let r = run(source.as_ref(), slow);
+        canceller.join().unwrap();
+        assert!(
+            matches!(r, Err(super::ExecError::Cancelled)),
+            "{:?}: {r:?}",
+            server.engine
+        );
+        assert!(started.elapsed() < Duration::from_secs(10));
+        let rows = run(source.as_ref(), "SELECT count(*) FROM customers").unwrap();
+        assert_eq!(rows[0][0], Value::Int(5), "{:?}", server.engine);
+    }
+}

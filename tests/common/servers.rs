@@ -508,6 +508,8 @@ fn start_postgres() -> Result<Server, String> {
          CREATE VIEW big_spenders AS SELECT customer_id, sum(total) AS spent FROM orders GROUP BY customer_id;
          CREATE TABLE scratch (n int);
          RESET ROLE;
+         CREATE TABLE secret_notes (note text);
+         INSERT INTO secret_notes VALUES ('classified');
          ANALYZE;",
         shop_sql("TEXT")
     ));

@@ -177,18 +177,19 @@ fn lost_connections_come_back() {
         let source = open_server(server);
         let count = "SELECT count(*) FROM orders";
         assert_eq!(run(source.as_ref(), count).unwrap()[0][0], Value::Int(6));
-        let kill = match server.engine {
-            servers::Engine::Postgres => {
-                "SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE usename = 'analyst' AND application_name = 'aiq'"
-            }
-            servers::Engine::MariaDb => {
-                "SELECT GROUP_CONCAT(CONCAT('KILL ', id) SEPARATOR ';') FROM information_schema.processlist WHERE user = 'analyst'"
-            }
+        // Kill this source's own connection only (other tests share the server).
+        let id_sql = match server.engine {
+            servers::Engine::Postgres => "SELECT pg_backend_pid()",
+            servers::Engine::MariaDb => "SELECT CONNECTION_ID()",
         };
-        let out = server.admin(kill);
-        if server.engine == servers::Engine::MariaDb {
-            server.admin(&format!("{};", out.trim()));
-        }
+        let id = match &run(source.as_ref(), id_sql).unwrap()[0][0] {
+            Value::Int(id) => *id,
+            other => panic!("no connection id: {other:?}"),
+        };
+        server.admin(&match server.engine {
+            servers::Engine::Postgres => format!("SELECT pg_terminate_backend({id})"),
+            servers::Engine::MariaDb => format!("KILL {id}"),
+        });
         // The statement that meets the dead connection fails; the next one
         // connects again.
         let first = run(source.as_ref(), count);

@@ -20,8 +20,8 @@ use crate::schema::{offer_sample, sample_targets, Table};
 /// How long connecting (TCP, TLS and login) may take.
 const CONNECT_TIMEOUT: Duration = Duration::from_secs(15);
 
-/// Rows read from the top of a table for sample values, and how long all
-/// samples of a schema may take together.
+/// How long the sample query of a schema may run; the server stops it
+/// after that and the schema simply has no samples.
 pub(crate) const SAMPLE_BUDGET: Duration = Duration::from_millis(1500);
 
 /// What `aiq doctor` and `aiq sources add` report about a server source.

@@ -16,8 +16,8 @@ use duckdb::{AccessMode, Config, Connection};
 
 use super::spec::DataFile;
 use super::{
-    quote_ident, quote_str, watchdog, CancelHandle, Column, DataFileKind, DataSource, EngineKind,
-    ExecError, Guard, OpenOptions, QueryStats, RowSink, SourceError, Value,
+    quote_ident, quote_str, table_ref, watchdog, CancelHandle, Column, DataFileKind, DataSource,
+    EngineKind, ExecError, Guard, OpenOptions, QueryStats, RowSink, SourceError, Value,
 };
 use crate::safety::{Access, CheckedSql};
 use crate::schema::{
@@ -566,13 +566,6 @@ fn qualified(schema: String, table: String) -> String {
         table
     } else {
         format!("{schema}.{table}")
-    }
-}
-
-fn table_ref(name: &str) -> String {
-    match name.split_once('.') {
-        Some((schema, table)) => format!("{}.{}", quote_ident(schema), quote_ident(table)),
-        None => quote_ident(name),
     }
 }
 

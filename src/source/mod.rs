@@ -331,6 +331,14 @@ pub(crate) fn quote_ident(name: &str) -> String {
     format!("\"{}\"", name.replace('"', "\"\""))
 }
 
+/// A table name as the catalog reports it (`table` or `schema.table`), quoted.
+pub(crate) fn table_ref(name: &str) -> String {
+    match name.split_once('.') {
+        Some((schema, table)) => format!("{}.{}", quote_ident(schema), quote_ident(table)),
+        None => quote_ident(name),
+    }
+}
+
 /// `s` as a single-quoted SQL string literal.
 pub(crate) fn quote_str(s: &str) -> String {
     format!("'{}'", s.replace('\'', "''"))

@@ -115,13 +115,8 @@ impl MySqlSource {
         } else {
             format!("MySQL {number}")
         };
-        let mut setup = vec![source.timeout_setting(options.timeout)];
-        if !options.allow_write {
-            setup.push("SET SESSION TRANSACTION READ ONLY".to_string());
-        }
-        for sql in setup {
-            source.plain(&sql).map_err(fail)?;
-        }
+        // Every read sets the session read-only and the time limit again
+        // (see `begin_read`), so the first one below sets the session up.
         // The variable's name changed across versions.
         let read_only = source
             .internal("SELECT @@session.transaction_read_only", None)
@@ -156,18 +151,6 @@ impl MySqlSource {
         } else {
             format!("SET SESSION max_execution_time = {}", timeout.as_millis())
         }
-    }
-
-    /// Runs one of aiq's own statements outside any transaction.
-    fn plain(&self, sql: &str) -> Result<(), ExecError> {
-        self.rt.block_on(async {
-            let mut conn = self.conn.lock().await;
-            sqlx::raw_sql(sql)
-                .execute(&mut *conn)
-                .await
-                .map(|_| ())
-                .map_err(|e| self.error(e))
-        })
     }
 
     /// Runs one of aiq's own queries outside any transaction and keeps its rows.
@@ -410,30 +393,20 @@ impl DataSource for MySqlSource {
         // statement claims to be.
         let write = sql.access() == Access::Write && self.options.allow_write;
         let cancelled = self.guard.flag();
-        self.guard
-            .execute(sql, self.options.timeout, self.canceller(), || {
-                self.rt
-                    .block_on(async {
-                        let mut conn = self.conn.lock().await;
-                        let conn = &mut *conn;
-                        self.revive(conn).await?;
-                        let timeout = self.options.timeout;
-                        let result = if write {
-                            sqlx::raw_sql(&self.timeout_setting(timeout))
-                                .execute(&mut *conn)
-                                .await
-                                .map_err(|e| self.error(e))?;
-                            self.stream(conn, sql.sql(), sink, &cancelled).await
-                        } else {
-                            self.read(conn, sql.sql(), timeout, sink, &cancelled).await
-                        };
-                        if result.is_ok() {
-                            self.live.used();
-                        }
-                        result
-                    })
-                    .map(|(rows, changed)| if write && rows == 0 { changed } else { rows })
+        let timeout = self.options.timeout;
+        self.guard.execute(sql, timeout, self.canceller(), || {
+            server::run_statement(&self.rt, &self.conn, &self.live, write, async |conn| {
+                self.revive(conn).await?;
+                if !write {
+                    return self.read(conn, sql.sql(), timeout, sink, &cancelled).await;
+                }
+                sqlx::raw_sql(&self.timeout_setting(timeout))
+                    .execute(&mut *conn)
+                    .await
+                    .map_err(|e| self.error(e))?;
+                self.stream(conn, sql.sql(), sink, &cancelled).await
             })
+        })
     }
 
     fn cancel_handle(&self) -> CancelHandle {

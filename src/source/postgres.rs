@@ -24,8 +24,8 @@ use super::server::{
 };
 use super::spec::{redact_url, ServerSpec};
 use super::{
-    quote_ident, CancelHandle, Column, DataSource, EngineKind, ExecError, Guard, OpenOptions,
-    QueryStats, RowSink, SourceError, Value,
+    quote_ident, table_ref, CancelHandle, Column, DataSource, EngineKind, ExecError, Guard,
+    OpenOptions, QueryStats, RowSink, SourceError, Value,
 };
 use crate::safety::{Access, CheckedSql};
 use crate::schema::{Catalog, ColumnInfo, ForeignKey, Table};
@@ -122,32 +122,40 @@ impl PostgresSource {
         Ok(source)
     }
 
-    /// Runs one of aiq's own catalog queries in a read-only transaction
-    /// (with a tighter statement timeout when given) and keeps its rows.
+    /// Runs `sql` as a read: inside `BEGIN READ ONLY … ROLLBACK`, with a
+    /// tighter statement timeout when given.
+    async fn read(
+        &self,
+        conn: &mut PgConnection,
+        sql: &str,
+        timeout: Option<Duration>,
+        sink: &mut dyn RowSink,
+        cancelled: &AtomicBool,
+    ) -> Result<(u64, u64), ExecError> {
+        let begin = match timeout {
+            Some(t) => format!(
+                "BEGIN READ ONLY; SET LOCAL statement_timeout = {}",
+                t.as_millis()
+            ),
+            None => "BEGIN READ ONLY".to_string(),
+        };
+        let begun = sqlx::raw_sql(&begin).execute(&mut *conn).await;
+        let result = match begun {
+            Ok(_) => self.stream(conn, sql, sink, cancelled).await,
+            Err(e) => Err(self.error(e)),
+        };
+        let _ = sqlx::raw_sql("ROLLBACK").execute(&mut *conn).await;
+        result
+    }
+
+    /// Runs one of aiq's own catalog queries as a read and keeps its rows.
     fn internal(&self, sql: &str, timeout: Option<Duration>) -> Result<Collect, ExecError> {
         let mut out = Collect::default();
         let no_cancel = AtomicBool::new(false);
         self.rt.block_on(async {
             let mut conn = self.conn.lock().await;
-            let conn = &mut *conn;
-            sqlx::raw_sql("BEGIN READ ONLY")
-                .execute(&mut *conn)
+            self.read(&mut conn, sql, timeout, &mut out, &no_cancel)
                 .await
-                .map_err(|e| self.error(e))?;
-            let mut result = Ok((0, 0));
-            if let Some(t) = timeout {
-                let set = format!("SET LOCAL statement_timeout = {}", t.as_millis());
-                result = sqlx::raw_sql(&set)
-                    .execute(&mut *conn)
-                    .await
-                    .map(|_| (0, 0))
-                    .map_err(|e| self.error(e));
-            }
-            if result.is_ok() {
-                result = self.stream(conn, sql, &mut out, &no_cancel).await;
-            }
-            let _ = sqlx::raw_sql("ROLLBACK").execute(&mut *conn).await;
-            result
         })?;
         Ok(out)
     }
@@ -181,16 +189,14 @@ impl PostgresSource {
         cancelled: &AtomicBool,
     ) -> Result<(u64, u64), ExecError> {
         let statement = (&mut *conn).prepare(sql).await.map_err(|e| self.error(e))?;
-        let columns: Vec<Column> = statement
+        let (columns, decoders): (Vec<Column>, Vec<Decoder>) = statement
             .columns()
             .iter()
-            .map(|c| Column::new(c.name(), c.type_info().name()))
-            .collect();
-        let decoders: Vec<Decoder> = statement
-            .columns()
-            .iter()
-            .map(|c| Decoder::of(c.type_info()))
-            .collect();
+            .map(|c| {
+                let t = c.type_info();
+                (Column::new(c.name(), t.name()), Decoder::of(t))
+            })
+            .unzip();
         sink.columns(&columns)?;
         let rows = conn.fetch_many(statement.query());
         pump(
@@ -256,28 +262,14 @@ impl DataSource for PostgresSource {
         let cancelled = self.guard.flag();
         self.guard
             .execute(sql, self.options.timeout, self.canceller(), || {
-                self.rt
-                    .block_on(async {
-                        let mut conn = self.conn.lock().await;
-                        let conn = &mut *conn;
-                        self.revive(conn).await?;
-                        let result = if write {
-                            self.stream(conn, sql.sql(), sink, &cancelled).await
-                        } else {
-                            sqlx::raw_sql("BEGIN READ ONLY")
-                                .execute(&mut *conn)
-                                .await
-                                .map_err(|e| self.error(e))?;
-                            let result = self.stream(conn, sql.sql(), sink, &cancelled).await;
-                            let _ = sqlx::raw_sql("ROLLBACK").execute(&mut *conn).await;
-                            result
-                        };
-                        if result.is_ok() {
-                            self.live.used();
-                        }
-                        result
-                    })
-                    .map(|(rows, changed)| if write && rows == 0 { changed } else { rows })
+                server::run_statement(&self.rt, &self.conn, &self.live, write, async |conn| {
+                    self.revive(conn).await?;
+                    if write {
+                        self.stream(conn, sql.sql(), sink, &cancelled).await
+                    } else {
+                        self.read(conn, sql.sql(), None, sink, &cancelled).await
+                    }
+                })
             })
     }
 
@@ -393,13 +385,6 @@ fn introspect(source: &PostgresSource) -> Result<Catalog, ExecError> {
         engine: source.status.version.clone(),
         tables,
     })
-}
-
-fn table_ref(name: &str) -> String {
-    match name.split_once('.') {
-        Some((schema, table)) => format!("{}.{}", quote_ident(schema), quote_ident(table)),
-        None => quote_ident(name),
-    }
 }
 
 // Type OIDs (pg_type.dat).

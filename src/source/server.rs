@@ -271,6 +271,28 @@ impl Liveness {
     }
 }
 
+/// Runs one statement's work on a server connection: `body` gets the
+/// connection (locked for the statement), a success marks it as alive, and
+/// the count reported is the rows streamed, or for a write that returns no
+/// rows, the rows it changed.
+pub(crate) fn run_statement<C>(
+    rt: &tokio::runtime::Runtime,
+    conn: &tokio::sync::Mutex<C>,
+    live: &Liveness,
+    write: bool,
+    body: impl AsyncFnOnce(&mut C) -> Result<(u64, u64), ExecError>,
+) -> Result<u64, ExecError> {
+    let (rows, changed) = rt.block_on(async {
+        let mut conn = conn.lock().await;
+        let result = body(&mut conn).await;
+        if result.is_ok() {
+            live.used();
+        }
+        result
+    })?;
+    Ok(if write && rows == 0 { changed } else { rows })
+}
+
 /// Pings a connection that may have died (see [`Liveness`]) and, if it
 /// did, connects again with the same options and puts the new connection
 /// in its place. True when it connected again (the engine then asks the

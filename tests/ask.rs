@@ -535,13 +535,10 @@ fn ctrl_c_cancels_the_request_with_130() {
         Duration::from_secs(20),
         Box::new(fenced(PER_COUNTRY)),
     )]);
-    let child = StdCommand::new(assert_cmd::cargo::cargo_bin("aiq"))
+    let child = sb
+        .std_aiq_with(&server, "openai")
         .arg(&db)
         .args(["-q", QUESTION])
-        .env("AIQ_HOME", sb.home())
-        .env("AIQ_PROVIDER", "openai")
-        .env("AIQ_BASE_URL", server.base())
-        .env("AIQ_API_KEY", SECRET_KEY)
         .stdin(Stdio::null())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())

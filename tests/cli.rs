@@ -452,8 +452,8 @@ fn help_and_version() {
 fn closed_pipe_ends_quietly() {
     let sb = Sandbox::new();
     let db = sb.shop_sqlite();
-    let bin = assert_cmd::cargo::cargo_bin("aiq");
-    let mut child = StdCommand::new(bin)
+    let mut child = sb
+        .std_aiq()
         .arg(&db)
         .args([
             "-e",
@@ -461,7 +461,6 @@ fn closed_pipe_ends_quietly() {
             "-f",
             "csv",
         ])
-        .env("AIQ_HOME", sb.home())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
         .spawn()
@@ -507,11 +506,10 @@ fn ctrl_c_cancels_the_query_with_130() {
         } else {
             "SELECT count(*) FROM range(100000000000) a"
         };
-        let bin = assert_cmd::cargo::cargo_bin("aiq");
-        let child = StdCommand::new(bin)
+        let child = sb
+            .std_aiq()
             .arg(&src)
             .args(["-e", sql])
-            .env("AIQ_HOME", sb.home())
             .stdout(Stdio::piped())
             .stderr(Stdio::piped())
             .spawn()

@@ -9,7 +9,7 @@ mod common;
 use std::io::{BufRead, BufReader};
 
 use expectrl::Expect as _;
-use std::process::{Command as StdCommand, Stdio};
+use std::process::Stdio;
 use std::time::{Duration, Instant};
 
 use common::llm::{ModelServer, Reply};
@@ -387,21 +387,11 @@ fn saved_sources_take_the_password_from_password_env() {
             stderr_of(&out)
         );
         // doctor: connected, version, read-only confirmed.
-        let out = sb
-            .aiq()
-            .env("AIQ_TEST_WH_PASSWORD", PASSWORD)
-            .args(["doctor", name.as_str()])
-            .output()
-            .unwrap();
-        let text = stdout_of(&out);
         let version = match server.engine {
             Engine::Postgres => "PostgreSQL ",
             Engine::MariaDb => "MariaDB ",
         };
-        let line = text
-            .lines()
-            .find(|l| l.contains(" source "))
-            .unwrap_or_else(|| panic!("no source line in {text}"));
+        let line = doctor_line(&sb, &name, &[("AIQ_TEST_WH_PASSWORD", PASSWORD)]);
         assert!(line.starts_with("ok "), "{line}");
         assert!(line.contains(version), "{line}");
         assert!(line.contains("read-only session confirmed"), "{line}");
@@ -506,10 +496,9 @@ fn ctrl_c_cancels_on_the_server() {
                 "SELECT count(*) FROM information_schema.processlist WHERE info LIKE '%aiq_cancel_probe FROM%' AND id <> CONNECTION_ID()",
             ),
         };
-        let mut child = StdCommand::new(assert_cmd::cargo::cargo_bin("aiq"))
+        let mut child = sb
+            .std_aiq()
             .args([server.url().as_str(), "-e", slow, "-f", "csv"])
-            .env("AIQ_HOME", sb.home())
-            .env("HOME", sb.path().join("home"))
             .stdout(Stdio::null())
             .stderr(Stdio::piped())
             .spawn()
@@ -550,10 +539,9 @@ fn big_results_stream() {
             }
             Engine::MariaDb => "SELECT seq, md5(seq) AS h FROM seq_1_to_10000000",
         };
-        let mut child = StdCommand::new(assert_cmd::cargo::cargo_bin("aiq"))
+        let mut child = sb
+            .std_aiq()
             .args([server.url().as_str(), "-e", sql, "-f", "csv"])
-            .env("AIQ_HOME", sb.home())
-            .env("HOME", sb.path().join("home"))
             .stdout(Stdio::piped())
             .stderr(Stdio::piped())
             .spawn()
@@ -598,9 +586,14 @@ fn rss_kb(pid: u32) -> u64 {
         .unwrap_or(0)
 }
 
-/// The `source` line of `aiq doctor SOURCE`.
-fn doctor_line(sb: &Sandbox, source: &str) -> String {
-    let out = sb.aiq().args(["doctor", source]).output().unwrap();
+/// The `source` line of `aiq doctor SOURCE`, with `env` set.
+fn doctor_line(sb: &Sandbox, source: &str, env: &[(&str, &str)]) -> String {
+    let out = sb
+        .aiq()
+        .envs(env.iter().copied())
+        .args(["doctor", source])
+        .output()
+        .unwrap();
     stdout_of(&out)
         .lines()
         .find(|l| l.contains(" source "))
@@ -628,13 +621,13 @@ fn tls_options_are_honoured() {
             ),
         };
         let with = |query: &str| format!("{}?{query}", server.url());
-        let line = doctor_line(&sb, &with(&off));
+        let line = doctor_line(&sb, &with(&off), &[]);
         assert!(
             line.starts_with("ok ") && !line.contains(", TLS,"),
             "{line}"
         );
         for query in [&required, &verified] {
-            let line = doctor_line(&sb, &with(query));
+            let line = doctor_line(&sb, &with(query), &[]);
             assert!(
                 line.starts_with("ok ") && line.contains(", TLS,"),
                 "{query}: {line}"

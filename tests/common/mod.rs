@@ -13,6 +13,8 @@ use std::collections::BTreeMap;
 use std::fs;
 use std::path::{Path, PathBuf};
 
+use std::process::Command as StdCommand;
+
 use assert_cmd::Command;
 
 /// The API key tests use; it must never appear in a body, log or output.
@@ -39,9 +41,10 @@ impl Sandbox {
     }
 
     /// `aiq` with `AIQ_HOME`/`HOME` inside the sandbox, run from it, with no
-    /// colour and no model settings leaking in from the environment.
-    pub fn aiq(&self) -> Command {
-        let mut cmd = Command::cargo_bin("aiq").expect("aiq binary");
+    /// colour and no model settings leaking in from the environment, as a
+    /// plain process for tests that spawn it and signal or read it live.
+    pub fn std_aiq(&self) -> StdCommand {
+        let mut cmd = StdCommand::new(assert_cmd::cargo::cargo_bin("aiq"));
         cmd.current_dir(self.path())
             .env("AIQ_HOME", self.home())
             .env("HOME", self.path().join("home"))
@@ -57,14 +60,25 @@ impl Sandbox {
         cmd
     }
 
-    /// `aiq` talking to a scripted model server with `provider`'s wire format.
-    pub fn aiq_with(&self, server: &llm::ModelServer, provider: &str) -> Command {
-        let mut cmd = self.aiq();
+    /// [`Sandbox::std_aiq`] talking to a scripted model server with
+    /// `provider`'s wire format.
+    pub fn std_aiq_with(&self, server: &llm::ModelServer, provider: &str) -> StdCommand {
+        let mut cmd = self.std_aiq();
         cmd.env("AIQ_PROVIDER", provider)
             .env("AIQ_BASE_URL", server.base())
             .env("AIQ_MODEL", "test-model")
             .env("AIQ_API_KEY", SECRET_KEY);
         cmd
+    }
+
+    /// [`Sandbox::std_aiq`] for assert_cmd.
+    pub fn aiq(&self) -> Command {
+        Command::from_std(self.std_aiq())
+    }
+
+    /// [`Sandbox::std_aiq_with`] for assert_cmd.
+    pub fn aiq_with(&self, server: &llm::ModelServer, provider: &str) -> Command {
+        Command::from_std(self.std_aiq_with(server, provider))
     }
 
     pub fn write_config(&self, text: &str) {
@@ -149,19 +163,11 @@ pub fn pty(
     model: Option<&llm::ModelServer>,
     term: &str,
 ) -> expectrl::session::OsSession {
-    let mut cmd = std::process::Command::new(assert_cmd::cargo::cargo_bin("aiq"));
-    cmd.args(args)
-        .current_dir(sb.path())
-        .env("AIQ_HOME", sb.home())
-        .env("HOME", sb.path().join("home"))
-        .env("NO_COLOR", "1")
-        .env("TERM", term);
-    if let Some(server) = model {
-        cmd.env("AIQ_PROVIDER", "openai")
-            .env("AIQ_BASE_URL", server.base())
-            .env("AIQ_MODEL", "test-model")
-            .env("AIQ_API_KEY", SECRET_KEY);
-    }
+    let mut cmd = match model {
+        Some(server) => sb.std_aiq_with(server, "openai"),
+        None => sb.std_aiq(),
+    };
+    cmd.args(args).env("TERM", term);
     let mut session = expectrl::Session::spawn(cmd).expect("spawn aiq in a pty");
     session.set_expect_timeout(Some(std::time::Duration::from_secs(20)));
     session

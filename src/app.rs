@@ -5,10 +5,11 @@
 use clap::Parser;
 
 use crate::cli::Cli;
-use crate::commands::{self, Context};
+use crate::commands;
 use crate::config::Config;
+use crate::context::Context;
 use crate::error::AiqError;
-use crate::frontend::{oneshot, repl};
+use crate::frontend::{direct, oneshot, repl};
 
 /// Runs aiq with the process arguments and environment; returns the exit code.
 pub fn main() -> i32 {
@@ -47,7 +48,7 @@ pub fn run(cli: Cli, env: &dyn Fn(&str) -> Option<String>) -> Result<(), AiqErro
             "a subcommand takes its own arguments: write `aiq schema SOURCE`, not `aiq SOURCE schema` (see `aiq --help`)".into(),
         )),
         Some(command) => commands::dispatch(&ctx, command),
-        None if cli.run.execute.is_some() => commands::exec::run(&ctx, cli.source.as_deref(), &cli.run),
+        None if cli.run.execute.is_some() => direct::run(&ctx, cli.source.as_deref(), &cli.run),
         None => match oneshot::question(&cli.ask)? {
             Some(q) => oneshot::run(&ctx, cli.source.as_deref(), &cli.run, &cli.ask, &q),
             None => repl::run(&ctx, cli.source.as_deref(), &cli.run, &cli.ask),

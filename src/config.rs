@@ -6,9 +6,7 @@
 //! `toml_edit`, so a person's comments and layout survive, and always leaves
 //! the directory 0700 and the file 0600.
 
-use std::collections::BTreeMap;
 use std::fs;
-use std::io::Write as _;
 use std::path::{Path, PathBuf};
 
 use serde::Deserialize;
@@ -86,38 +84,7 @@ impl Default for QueryConfig {
     }
 }
 
-/// `[sources]`: the default source's name and the saved sources.
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct SavedSources {
-    pub default: Option<String>,
-    entries: BTreeMap<String, SavedSource>,
-}
-
-/// `[sources.NAME]`.
-#[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct SavedSource {
-    pub url: String,
-    pub password_env: Option<String>,
-}
-
-impl SavedSources {
-    pub fn get(&self, name: &str) -> Option<&SavedSource> {
-        self.entries.get(name)
-    }
-
-    pub fn names(&self) -> impl Iterator<Item = &str> {
-        self.entries.keys().map(String::as_str)
-    }
-
-    pub fn iter(&self) -> impl Iterator<Item = (&str, &SavedSource)> {
-        self.entries.iter().map(|(k, v)| (k.as_str(), v))
-    }
-
-    pub fn is_empty(&self) -> bool {
-        self.entries.is_empty()
-    }
-}
+pub use crate::source::{SavedSource, SavedSources};
 
 #[derive(Debug, Default, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -134,28 +101,23 @@ struct FileConfig {
 
 /// Where the configuration lives: `$AIQ_HOME`, else `~/.aiqconfig`.
 pub fn home_dir(env: &dyn Fn(&str) -> Option<String>) -> Result<PathBuf, AiqError> {
-    if let Some(home) = env("AIQ_HOME").filter(|h| !h.is_empty()) {
-        return Ok(PathBuf::from(home));
-    }
-    dirs::home_dir()
-        .map(|h| h.join(".aiqconfig"))
-        .ok_or_else(|| {
-            AiqError::Usage(
-                "cannot find your home directory; set AIQ_HOME to a folder for aiq's config".into(),
-            )
-        })
+    crate::home::locate(env).ok_or_else(|| {
+        AiqError::Usage(
+            "cannot find your home directory; set AIQ_HOME to a folder for aiq's config".into(),
+        )
+    })
 }
 
 impl Config {
     /// The config file's path.
     pub fn file(&self) -> PathBuf {
-        self.home.join("config.toml")
+        crate::home::config_file(&self.home)
     }
 
     /// Loads defaults < `$AIQ_HOME/config.toml` < environment.
     pub fn load(env: &dyn Fn(&str) -> Option<String>) -> Result<Config, AiqError> {
         let home = home_dir(env)?;
-        let path = home.join("config.toml");
+        let path = crate::home::config_file(&home);
         let mut warnings = Vec::new();
         let file = match fs::read_to_string(&path) {
             Ok(text) => {
@@ -262,10 +224,10 @@ fn parse_sources(table: &toml::Table, path: &Path) -> Result<SavedSources, AiqEr
             .try_into()
             .map_err(|e: toml::de::Error| bad(format!("in [sources.{key}]: {}", e.message())))?;
         validate_name(key).map_err(|e| bad(e.to_string()))?;
-        out.entries.insert(key.clone(), source);
+        out.insert(key.clone(), source);
     }
     if let Some(d) = &out.default {
-        if !out.entries.contains_key(d) {
+        if out.get(d).is_none() {
             return Err(bad(format!(
                 "`sources.default` names '{d}', which is not a saved source (add it with `aiq sources add {d} PATH_OR_URL`)"
             )));
@@ -360,7 +322,7 @@ pub fn edit_file(
     home: &Path,
     edit: impl FnOnce(&mut toml_edit::DocumentMut) -> Result<(), AiqError>,
 ) -> Result<PathBuf, AiqError> {
-    let path = home.join("config.toml");
+    let path = crate::home::config_file(home);
     let text = match fs::read_to_string(&path) {
         Ok(t) => t,
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => TEMPLATE.to_string(),
@@ -379,41 +341,17 @@ pub fn edit_file(
     Ok(path)
 }
 
-/// Creates `home` (0700) if needed and writes `bytes` to `path` (0600)
-/// through a temporary file and a rename.
+/// Creates `home` (0700) if needed and writes `bytes` to `path` (0600),
+/// atomically (see [`crate::home::write_atomic`]).
 pub fn write_private(home: &Path, path: &Path, bytes: &[u8]) -> Result<(), AiqError> {
-    let fail = |e: std::io::Error| AiqError::Usage(format!("cannot write {}: {e}", path.display()));
-    create_private_dir(home).map_err(fail)?;
-    let mut tmp = tempfile::Builder::new()
-        .prefix(".config-")
-        .tempfile_in(home)
-        .map_err(fail)?;
-    set_mode(tmp.path(), 0o600).map_err(fail)?;
-    tmp.write_all(bytes).map_err(fail)?;
-    tmp.as_file().sync_all().map_err(fail)?;
-    tmp.persist(path).map_err(|e| fail(e.error))?;
-    Ok(())
-}
-
-/// Creates the directory with mode 0700 (and tightens an existing one).
-pub fn create_private_dir(dir: &Path) -> std::io::Result<()> {
-    fs::create_dir_all(dir)?;
-    set_mode(dir, 0o700)
-}
-
-#[cfg(unix)]
-fn set_mode(path: &Path, mode: u32) -> std::io::Result<()> {
-    use std::os::unix::fs::PermissionsExt;
-    fs::set_permissions(path, fs::Permissions::from_mode(mode))
-}
-
-#[cfg(not(unix))]
-fn set_mode(_: &Path, _: u32) -> std::io::Result<()> {
-    Ok(())
+    crate::home::write_private(home, path, bytes)
+        .map_err(|e| AiqError::Usage(format!("cannot write {}: {e}", path.display())))
 }
 
 #[cfg(test)]
 mod tests {
+    use std::collections::BTreeMap;
+
     use super::*;
 
     fn env_with(home: &Path, extra: &[(&str, &str)]) -> impl Fn(&str) -> Option<String> {

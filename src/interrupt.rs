@@ -1,12 +1,12 @@
-//! Ctrl-C. One process-wide handler: it cancels the statement running at
-//! that moment (through the source's [`CancelHandle`]) and records that the
-//! user interrupted, so the front end can exit with 130. With nothing
-//! running, a single-shot command simply ends with 130.
+//! Ctrl-C. One process-wide handler: it cancels the turn in flight
+//! (through a [`CancelHandle`] to the conversation's current turn) and
+//! records that the user interrupted, so the front end can exit with 130.
+//! With nothing registered, a single-shot command simply ends with 130.
 
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Mutex;
 
-use crate::source::CancelHandle;
+use crate::cancel::CancelHandle;
 
 static INTERRUPTED: AtomicBool = AtomicBool::new(false);
 static KEEP_RUNNING: AtomicBool = AtomicBool::new(false);

@@ -13,22 +13,34 @@
 //! - [`config`]: `$AIQ_HOME/config.toml`, loaded once and immutable.
 //! - [`llm`]: the [`llm::ChatModel`] trait and its providers (OpenAI-compatible,
 //!   Anthropic, Ollama).
-//! - [`agent`]: the one core every front end drives — [`agent::Thread`] runs
-//!   a turn and reports [`agent::Event`]s to an [`agent::EventSink`].
-//! - [`frontend`]: the sinks and loops (single-shot, chat).
-//! - [`session`]: session files — validation, atomic saving, listing.
-//! - [`app`] and [`commands`]: the command line.
+//! - [`cancel`]: per-turn cancel tokens and the handle that reaches the
+//!   turn in flight.
+//! - [`agent`]: the one core every front end drives — a
+//!   [`agent::Conversation`] (thread, session file, slash commands) over a
+//!   [`agent::Thread`] that runs a turn through the one statement runner and
+//!   reports [`agent::Event`]s to an [`agent::EventSink`].
+//! - [`session`] and [`home`]: session files; the `$AIQ_HOME` layout and
+//!   its one atomic writer.
+//! - [`context`]: the composition root — opening sources, connecting the
+//!   model, choosing the output, assembling a conversation.
+//! - [`frontend`]: the sinks and loops (single-shot, `-e`, chat, the
+//!   channel sink for a view on another thread).
+//! - [`app`] and [`commands`]: the command line and the subcommands.
 
 pub mod agent;
 pub mod app;
+pub mod cancel;
 pub mod cli;
 pub mod commands;
 pub mod config;
+pub mod context;
 pub mod error;
 pub mod frontend;
+pub mod home;
 pub mod interrupt;
 pub mod llm;
 pub mod render;
+mod runtime;
 pub mod safety;
 pub mod schema;
 pub mod session;

@@ -99,8 +99,7 @@ impl Session {
     /// later if that name is taken, so `/new` never overwrites).
     pub fn new(home: &Path, data_source: &str, database_type: &str) -> Session {
         let mut created_at = Utc::now();
-        let name =
-            |t: &DateTime<Utc>| home.join(format!("session_{}.json", t.format("%Y%m%d%H%M%S")));
+        let name = |t: &DateTime<Utc>| crate::home::session_file(home, t);
         for _ in 0..60 {
             if !name(&created_at).exists() {
                 break;
@@ -244,7 +243,7 @@ impl Session {
         }
         self.last_updated = Utc::now();
         let text = self.to_json();
-        write_atomic(&self.path, |f| f.write_all(text.as_bytes()))?;
+        crate::home::write_atomic(&self.path, |f| f.write_all(text.as_bytes()))?;
         Ok(true)
     }
 
@@ -281,30 +280,6 @@ pub fn transcript(messages: &[HistoryMessage]) -> String {
     out
 }
 
-/// Writes `path` through a temporary file in the same folder, fsync and
-/// rename: a crash or a failed write never leaves a half-written file, and
-/// the old file stays as it was.
-pub fn write_atomic(
-    path: &Path,
-    write: impl FnOnce(&mut fs::File) -> std::io::Result<()>,
-) -> std::io::Result<()> {
-    let dir = path
-        .parent()
-        .filter(|d| !d.as_os_str().is_empty())
-        .unwrap_or(Path::new("."));
-    let mut tmp = tempfile::Builder::new()
-        .prefix(".session-")
-        .suffix(".tmp")
-        .tempfile_in(dir)?;
-    write(tmp.as_file_mut())?;
-    tmp.as_file().sync_all()?;
-    tmp.persist(path).map_err(|e| e.error)?;
-    if let Ok(d) = fs::File::open(dir) {
-        let _ = d.sync_all();
-    }
-    Ok(())
-}
-
 /// `path` with the home directory shown as `~`.
 pub fn display_path(path: &Path, home: Option<&Path>) -> String {
     if let Some(home) = home {
@@ -326,7 +301,7 @@ pub fn list(home: &Path) -> Vec<Result<Session, SessionError>> {
                 .filter(|p| {
                     p.file_name()
                         .and_then(|n| n.to_str())
-                        .map(|n| n.starts_with("session_") && n.ends_with(".json"))
+                        .map(crate::home::is_session_file)
                         .unwrap_or(false)
                 })
                 .collect()
@@ -335,6 +310,66 @@ pub fn list(home: &Path) -> Vec<Result<Session, SessionError>> {
     files.sort();
     files.reverse();
     files.iter().map(|p| Session::load(p)).collect()
+}
+
+/// The saved sessions, newest first: file, created, last updated, source, turns.
+pub fn listing(home: &Path) -> String {
+    let sessions = list(home);
+    if sessions.is_empty() {
+        return "(no saved sessions)\n".into();
+    }
+    let mut rows: Vec<[String; 5]> = vec![[
+        "FILE".into(),
+        "CREATED".into(),
+        "LAST UPDATED".into(),
+        "SOURCE".into(),
+        "TURNS".into(),
+    ]];
+    for s in sessions {
+        rows.push(match s {
+            Ok(s) => [
+                file_name(&s.path),
+                s.created_at.format("%Y-%m-%d %H:%M:%SZ").to_string(),
+                s.last_updated.format("%Y-%m-%d %H:%M:%SZ").to_string(),
+                s.data_source.clone(),
+                s.turns().to_string(),
+            ],
+            Err(e) => [
+                file_name(Path::new(&e.path)),
+                "(unreadable)".into(),
+                e.reason,
+                String::new(),
+                String::new(),
+            ],
+        });
+    }
+    let widths: Vec<usize> = (0..5)
+        .map(|i| rows.iter().map(|r| r[i].chars().count()).max().unwrap_or(0))
+        .collect();
+    let mut out = String::new();
+    for row in rows {
+        let cells: Vec<String> = row
+            .iter()
+            .zip(&widths)
+            .map(|(c, w)| format!("{c:<w$}"))
+            .collect();
+        out.push_str(cells.join("  ").trim_end());
+        out.push('\n');
+    }
+    out
+}
+
+fn file_name(path: &Path) -> String {
+    path.file_name()
+        .map(|f| f.to_string_lossy().into_owned())
+        .unwrap_or_else(|| path.display().to_string())
+}
+
+/// What aiq prints when a session was saved (SPEC §7.1): where, and how to
+/// continue it, with `~` for the home directory.
+pub fn saved_lines(path: &Path) -> String {
+    let shown = display_path(path, dirs::home_dir().as_deref());
+    format!("Current session saved to {shown}\nRun 'aiq -s {shown}' to continue.\n")
 }
 
 /// A session named on the command line: a path, or a file name in `home`.
@@ -453,23 +488,6 @@ mod tests {
         s.messages.push(HistoryMessage::user("q"));
         assert!(s.save().unwrap());
         assert_eq!(Session::load(&s.path).unwrap().messages.len(), 1);
-    }
-
-    #[test]
-    fn a_failed_write_leaves_the_old_file_intact() {
-        let dir = tempfile::tempdir().unwrap();
-        let p = write(dir.path(), "s.json", b"old contents");
-        let r = write_atomic(&p, |f| {
-            f.write_all(b"half of the new")?;
-            Err(std::io::Error::other("disk full"))
-        });
-        assert!(r.is_err());
-        assert_eq!(fs::read(&p).unwrap(), b"old contents");
-        let leftovers: Vec<_> = fs::read_dir(dir.path())
-            .unwrap()
-            .map(|e| e.unwrap().file_name())
-            .collect();
-        assert_eq!(leftovers, ["s.json"]);
     }
 
     #[test]

@@ -1,13 +1,20 @@
 //! The agent core through the library, against the scripted model server:
 //! a context-length error makes the thread drop the oldest history pair and
-//! ask again, over real HTTP.
+//! ask again, over real HTTP; a conversation on a worker thread is driven
+//! through the channel sink.
 
 mod common;
 
 use std::io;
+use std::time::{Duration, Instant};
 
-use aiq::agent::{Event, EventSink, HistoryMessage, Thread, ThreadOptions};
+use aiq::agent::{
+    AgentError, Conversation, ConversationOptions, Event, EventSink, HistoryMessage, Keep, Opened,
+    Outcome, SourceOpener, Thread, ThreadOptions,
+};
+use aiq::frontend::channel::Worker;
 use aiq::llm::{self, Provider, Settings};
+use aiq::render::Format;
 use aiq::source::{self, OpenOptions, SourceSpec};
 use common::llm::{ModelServer, Reply};
 use common::Sandbox;
@@ -19,9 +26,6 @@ impl EventSink for Events {
     fn event(&mut self, event: Event) -> io::Result<()> {
         self.0.push(event);
         Ok(())
-    }
-    fn confirm(&mut self, _: &str) -> bool {
-        false
     }
 }
 
@@ -69,7 +73,114 @@ fn context_length_errors_drop_the_oldest_pair_over_http() {
     assert!(events.0.iter().any(
         |e| matches!(e, Event::Retrying { why, .. } if why.contains("leaving out the oldest"))
     ));
-    assert!(events
-        .0
-        .contains(&Event::Rows(vec![vec![aiq::source::Value::Int(6)]])));
+    assert!(events.0.iter().any(
+        |e| matches!(e, Event::Rows(rows) if rows == &vec![vec![aiq::source::Value::Int(6)]])
+    ));
+}
+
+/// `/source` is not used here.
+struct NoOpener;
+
+impl SourceOpener for NoOpener {
+    fn open(&self, name: &str) -> Result<Opened, String> {
+        Err(format!("cannot open {name} here"))
+    }
+}
+
+/// Receives events until `stop` says so; fails after 10 s without one.
+fn until(worker: &Worker, mut stop: impl FnMut(&Event) -> bool) -> Vec<Event> {
+    let mut seen = Vec::new();
+    loop {
+        let event = worker
+            .events()
+            .recv_timeout(Duration::from_secs(10))
+            .expect("an event within 10 s");
+        let done = stop(&event);
+        seen.push(event);
+        if done {
+            return seen;
+        }
+    }
+}
+
+/// The channel sink: a turn runs on a worker thread while this thread
+/// receives its events, cancels it mid-stream, and then a second turn on the
+/// same conversation returns its rows.
+#[test]
+fn a_worker_turn_cancelled_mid_stream_leaves_the_conversation_working() {
+    let sb = Sandbox::new();
+    let db = sb.shop_sqlite();
+    let server = ModelServer::start(vec![
+        Reply::Stall(
+            "```sql\nSELECT count(*) AS n".into(),
+            Duration::from_secs(30),
+        ),
+        Reply::Text("```sql\nSELECT count(*) AS n FROM orders\n```".into()),
+    ]);
+    let settings = Settings {
+        provider: Provider::OpenAi,
+        model: "test-model".into(),
+        base_url: server.base(),
+        api_key: None,
+        timeout: Duration::from_secs(60),
+        max_retries: 0,
+        stream: true,
+    };
+    let model = llm::connect(&settings).unwrap();
+    let src = source::open(&SourceSpec::Sqlite(db), OpenOptions::default()).unwrap();
+    let catalog = src.introspect().unwrap();
+    let thread = Thread::new(model, src, catalog, ThreadOptions::default());
+    std::fs::create_dir_all(sb.home()).unwrap();
+    let conversation = Conversation::new(
+        thread,
+        "shop.db".into(),
+        "shop.db".into(),
+        Keep::NewSession,
+        ConversationOptions {
+            home: sb.home(),
+            format: Format::Csv,
+            stale_after_hours: 12,
+            opener: Box::new(NoOpener),
+        },
+    );
+    let worker = Worker::spawn(conversation).unwrap();
+
+    worker.submit("how many orders?");
+    until(&worker, |e| matches!(e, Event::TextDelta(_)));
+    let cancelled_at = Instant::now();
+    worker.cancel();
+    let seen = until(&worker, |e| matches!(e, Event::TurnFinished(_)));
+    assert!(
+        matches!(
+            seen.last(),
+            Some(Event::TurnFinished(Outcome::Failed(AgentError::Cancelled)))
+        ),
+        "{seen:?}"
+    );
+    assert!(cancelled_at.elapsed() < Duration::from_secs(5));
+
+    worker.submit("how many orders, really?");
+    let seen = until(&worker, |e| matches!(e, Event::TurnFinished(_)));
+    assert!(
+        seen.iter().any(
+            |e| matches!(e, Event::Rows(rows) if rows == &vec![vec![aiq::source::Value::Int(6)]])
+        ),
+        "{seen:?}"
+    );
+    let Some(Event::TurnFinished(Outcome::Answered(answer))) = seen.last() else {
+        panic!("{seen:?}")
+    };
+    assert_eq!(answer.rows, Some(1));
+
+    let rest = worker.leave();
+    let saved = rest.iter().find_map(|e| match e {
+        Event::SessionSaved(p) => Some(p.clone()),
+        _ => None,
+    });
+    let saved = saved.expect("the session was saved on leaving");
+    let file: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(saved).unwrap()).unwrap();
+    let messages = file["messages"].as_array().unwrap();
+    assert_eq!(messages.len(), 2, "the cancelled turn left no trace");
+    assert_eq!(messages[0]["content"], "how many orders, really?");
 }

@@ -189,8 +189,65 @@ fn three_failures_give_up_with_exit_1() {
         .code(1)
         .stderr(predicate::str::contains(
             "aiq: query failed: no such table: x",
-        ));
+        ))
+        // Not one of the attempts' SQL reaches the output file.
+        .stdout("");
     assert_eq!(server.chats().len(), 3);
+}
+
+#[test]
+fn prose_with_an_explicit_machine_format_is_an_error_on_stderr() {
+    let sb = Sandbox::new();
+    let db = sb.shop_sqlite();
+    let words = "There are two tables: customers and orders.";
+    for format in ["csv", "tsv", "json", "jsonl"] {
+        let server = ModelServer::start(vec![Reply::Text(words.into())]);
+        sb.aiq_with(&server, "openai")
+            .arg(&db)
+            .args(["-q", "what tables are there?", "-f", format])
+            .assert()
+            .code(1)
+            .stdout("")
+            .stderr(format!(
+                "aiq: the model answered in words, not SQL: {words}\n"
+            ));
+    }
+    // With the default format the words are the answer.
+    let server = ModelServer::start(vec![Reply::Text(words.into())]);
+    sb.aiq_with(&server, "openai")
+        .arg(&db)
+        .args(["-q", "what tables are there?"])
+        .assert()
+        .success()
+        .stdout(format!("{words}\n"));
+}
+
+#[test]
+fn max_rows_says_the_same_for_questions_and_direct_sql() {
+    let sb = Sandbox::new();
+    let db = sb.shop_sqlite();
+    let sql = "SELECT id FROM orders ORDER BY id";
+    let server = ModelServer::start(vec![fenced(sql)]);
+    let asked = sb
+        .aiq_with(&server, "openai")
+        .arg(&db)
+        .args(["-q", "order ids", "-f", "csv", "--max-rows", "2"])
+        .output()
+        .unwrap();
+    let direct = sb
+        .aiq()
+        .arg(&db)
+        .args(["-e", sql, "-f", "csv", "--max-rows", "2"])
+        .output()
+        .unwrap();
+    assert_eq!(stdout_of(&asked), "id\n1\n2\n");
+    assert_eq!(
+        stderr_of(&asked),
+        "aiq: 4 more rows not shown (--max-rows)\n"
+    );
+    assert_eq!(stdout_of(&asked), stdout_of(&direct));
+    assert_eq!(stderr_of(&asked), stderr_of(&direct));
+    assert_eq!(asked.status.code(), Some(0));
 }
 
 #[test]
@@ -213,7 +270,9 @@ fn refusals_exit_5_and_change_nothing() {
         .args(["-q", "delete all orders", "--allow-write"])
         .assert()
         .code(5)
-        .stderr(predicate::str::contains("add --yes in scripts"));
+        .stderr(predicate::str::contains(
+            "add --yes to run it from a script",
+        ));
     assert_eq!(std::fs::read(&db).unwrap(), before);
 }
 

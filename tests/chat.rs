@@ -499,3 +499,70 @@ fn line_editing_completion_multi_line_ctrl_c_and_ctrl_d() {
     let typed = std::fs::read_to_string(sb.home().join("input_history")).unwrap();
     assert!(typed.contains("something slow"), "{typed}");
 }
+
+/// Keeps SQLite busy for many seconds (until cancelled).
+const SLOW_SQL: &str =
+    "WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM c WHERE x < 2000000000) SELECT count(*) FROM c";
+
+/// Ctrl-C while the model is thinking, while its answer streams, and while
+/// the statement runs: each time the turn is cancelled and the next
+/// question's rows appear (a cancel must never reach the next turn).
+#[test]
+fn ctrl_c_in_every_phase_leaves_the_next_turn_working() {
+    use expectrl::ControlCode;
+    let sb = Sandbox::new();
+    let db = sb.shop_sqlite();
+    let server = ModelServer::start(vec![
+        Reply::Slow(
+            Duration::from_secs(30),
+            Box::new(fenced("SELECT 1 AS never")),
+        ),
+        fenced(PER_COUNTRY),
+        Reply::Stall(
+            "```sql\nSELECT count(*) AS streamed".into(),
+            Duration::from_secs(30),
+        ),
+        fenced("SELECT count(*) AS vip_count FROM customers WHERE vip"),
+        fenced(SLOW_SQL),
+        fenced("SELECT max(total) AS biggest FROM orders"),
+    ]);
+    let mut p = spawn(&sb, &server, &[db.to_str().unwrap()]);
+    p.expect("aiq[shop.db]> ").unwrap();
+
+    // While thinking.
+    p.send_line("a slow question").unwrap();
+    std::thread::sleep(Duration::from_millis(700));
+    p.send(ControlCode::EndOfText).unwrap();
+    p.expect("cancelled; the conversation is kept").unwrap();
+    p.expect("aiq[shop.db]> ").unwrap();
+    p.send_line("how many customers per country?").unwrap();
+    p.expect("│ DE      ┆ 2 │").unwrap();
+    p.expect("aiq[shop.db]> ").unwrap();
+
+    // While the answer streams.
+    p.send_line("a stalling answer").unwrap();
+    p.expect("SELECT count(*) AS streamed").unwrap();
+    std::thread::sleep(Duration::from_millis(300));
+    p.send(ControlCode::EndOfText).unwrap();
+    p.expect("cancelled; the conversation is kept").unwrap();
+    p.expect("aiq[shop.db]> ").unwrap();
+    p.send_line("how many VIPs?").unwrap();
+    p.expect("vip_count").unwrap();
+    p.expect("2 │").unwrap();
+    p.expect("aiq[shop.db]> ").unwrap();
+
+    // While the statement runs.
+    p.send_line("a slow query").unwrap();
+    p.expect("x < 2000000000").unwrap();
+    std::thread::sleep(Duration::from_millis(700));
+    p.send(ControlCode::EndOfText).unwrap();
+    p.expect("cancelled; the conversation is kept").unwrap();
+    p.expect("aiq[shop.db]> ").unwrap();
+    p.send_line("the biggest order?").unwrap();
+    p.expect("biggest").unwrap();
+    p.expect("100 │").unwrap();
+    p.expect("aiq[shop.db]> ").unwrap();
+    p.send_line("/exit").unwrap();
+    p.expect("Current session saved to").unwrap();
+    assert!(exit_code(&p).contains(", 0)"));
+}

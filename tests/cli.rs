@@ -542,7 +542,7 @@ fn writes_need_allow_write_and_yes() {
             .args(["--allow-write", "-e", delete])
             .assert()
             .code(5)
-            .stderr("aiq: refused: DELETE changes data and needs confirmation; add --yes to run it from a script\n");
+            .stderr("aiq: not run: DELETE changes data and was not confirmed (answer y at the prompt, or add --yes to run it from a script)\n");
         sb.aiq()
             .arg(&src)
             .args(["-e", "SELECT count(*) AS n FROM orders"])

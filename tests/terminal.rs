@@ -42,7 +42,8 @@ fn declining_runs_nothing_and_exits_5() {
     p.expect("DELETE FROM orders WHERE id = 1").unwrap();
     p.expect("Run this statement? [y/N] ").unwrap();
     p.send_line("").unwrap();
-    p.expect("aiq: not run: DELETE was not confirmed").unwrap();
+    p.expect("aiq: not run: DELETE changes data and was not confirmed")
+        .unwrap();
     let status = format!("{:?}", p.get_process().wait().unwrap());
     assert!(status.contains(", 5)"), "{status}");
     assert_eq!(count(&sb, &db), "n\n6\n");

@@ -7,10 +7,11 @@ use crate::llm::ToolCall;
 /// The tool the model may call instead of writing a fenced block.
 pub const RUN_SQL: &str = "run_sql";
 
-/// SQL found in an answer, and the tool call it came from, if any.
+/// Code (SQL, or a program) found in an answer, and the tool call it came
+/// from, if any.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Found {
-    pub sql: String,
+    pub code: String,
     pub tool_call_id: Option<String>,
 }
 
@@ -39,7 +40,7 @@ pub fn find_sql(text: &str, tool_calls: &[ToolCall]) -> Option<Found> {
         let args: serde_json::Value = serde_json::from_str(&call.arguments).ok()?;
         if let Some(sql) = args["sql"].as_str().filter(|s| !s.trim().is_empty()) {
             return Some(Found {
-                sql: clean(sql),
+                code: clean(sql),
                 tool_call_id: Some(call.id.clone()),
             });
         }
@@ -56,19 +57,19 @@ pub fn find_sql(text: &str, tool_calls: &[ToolCall]) -> Option<Found> {
     if let Some((_, body)) = chosen {
         let sql = clean(body);
         return (!sql.is_empty()).then_some(Found {
-            sql,
+            code: sql,
             tool_call_id: None,
         });
     }
     let bare = text.trim();
     (blocks.is_empty() && looks_like_sql(bare)).then(|| Found {
-        sql: clean(bare),
+        code: clean(bare),
         tool_call_id: None,
     })
 }
 
 /// The fenced blocks of a Markdown text: (language, body).
-fn fenced_blocks(text: &str) -> Vec<(String, String)> {
+pub fn fenced_blocks(text: &str) -> Vec<(String, String)> {
     let mut blocks = Vec::new();
     let mut rest = text;
     while let Some(start) = rest.find("```") {
@@ -98,7 +99,7 @@ mod tests {
     use super::*;
 
     fn sql(text: &str) -> Option<String> {
-        find_sql(text, &[]).map(|f| f.sql)
+        find_sql(text, &[]).map(|f| f.code)
     }
 
     #[test]
@@ -142,7 +143,7 @@ mod tests {
         assert_eq!(
             find_sql("ignored ```sql\nSELECT 5\n```", &calls),
             Some(Found {
-                sql: "SELECT 4".into(),
+                code: "SELECT 4".into(),
                 tool_call_id: Some("c1".into())
             })
         );

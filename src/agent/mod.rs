@@ -1,18 +1,41 @@
-//! The agent core (SPEC §5): one [`Thread`] per conversation drives every
-//! front end. It owns the history, the source, its schema and the model, and
-//! reports everything through [`EventSink`] events — it never prints and
-//! never reads the terminal.
+//! The agent core (SPEC §5), the one core every front end drives:
+//!
+//! - [`Conversation`]: the thread, the session file and the slash commands,
+//!   front-end neutral — a front end feeds it lines and renders its events.
+//! - [`Thread`]: one turn at a time — prompt, model, the answer kind's code
+//!   run, fixes, history.
+//! - [`runner`]: the one statement runner (gate → confirmation → execute →
+//!   rows as events) that model SQL, `/sql`, `-e` and Lua's `aiq.query` share.
+//! - [`kind`]: what the model writes (SQL today), pluggable.
+//! - [`Event`]/[`EventSink`]: everything a user sees, confirmations included;
+//!   every turn ends with one [`Event::TurnFinished`].
+//!
+//! Nothing here prints, reads the terminal or knows which front end it serves.
 
+pub mod commands;
+mod conversation;
+#[cfg(test)]
+mod conversation_tests;
 mod events;
 pub mod extract;
+pub mod kind;
+mod outcome;
 pub mod prompt;
 pub mod rank;
+pub mod runner;
+#[cfg(test)]
+mod testkit;
 mod thread;
+#[cfg(test)]
+mod thread_tests;
 
 use chrono::{DateTime, SecondsFormat, Utc};
 
-pub use events::{Event, EventSink};
-pub use thread::{AgentError, Thread, ThreadOptions, TurnOutcome};
+pub use conversation::{Conversation, ConversationOptions, Flow, Keep, Opened, SourceOpener};
+pub use events::{ConfirmKind, Confirmation, Event, EventSink, PendingAnswer};
+pub use kind::Mode;
+pub use outcome::{AgentError, Answer, Outcome};
+pub use thread::{Thread, ThreadOptions};
 
 use crate::llm::Role;
 

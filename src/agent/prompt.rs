@@ -5,8 +5,9 @@
 
 use chrono::NaiveDate;
 
+use super::kind::AnswerKind;
 use super::HistoryMessage;
-use crate::llm::{Message, Role, ToolDef};
+use crate::llm::{Message, Role};
 use crate::safety::Dialect;
 
 /// What the system prompt needs to know.
@@ -19,7 +20,8 @@ pub struct PromptFacts<'a> {
     pub schema: &'a str,
 }
 
-fn idioms(dialect: Dialect) -> &'static str {
+/// The engine's SQL idioms, one line (date functions, quoting, LIMIT).
+pub fn idioms(dialect: Dialect) -> &'static str {
     match dialect {
         Dialect::Sqlite => "SQLite: dates are TEXT; use strftime('%Y-%m', col) for months, date('now') for today, || to concatenate, LIMIT n; there is no ILIKE (LIKE is case-insensitive for ASCII).",
         Dialect::DuckDb => "DuckDB: use date_trunc('month', col), strftime(col, '%Y-%m'), current_date, ILIKE, LIMIT n; identifiers are double-quoted.",
@@ -28,46 +30,39 @@ fn idioms(dialect: Dialect) -> &'static str {
     }
 }
 
-/// The system prompt: role, dialect, today's date, rules, then the schema.
-pub fn system_prompt(f: &PromptFacts<'_>) -> String {
-    let access = if f.allow_write {
+/// What the source lets statements do, as a rule for the model.
+pub fn access_rule(allow_write: bool) -> &'static str {
+    if allow_write {
         "Statements that change data are allowed, but the user confirms each one; prefer reading."
     } else {
         "The database is read-only: write only SELECT (or WITH … SELECT) statements."
-    };
+    }
+}
+
+/// The system prompt: role, dialect, today's date, the answer kind's rules
+/// and the common ones, then the schema.
+pub fn system_prompt(f: &PromptFacts<'_>, kind: &dyn AnswerKind) -> String {
+    let mut rules = String::new();
+    for rule in kind.rules(f) {
+        rules.push_str("- ");
+        rules.push_str(&rule);
+        rules.push('\n');
+    }
     format!(
-        "You are aiq, a careful data analyst. You answer questions about a {dialect} database ({engine}) by writing SQL that aiq runs for the user.\n\
+        "You are aiq, a careful data analyst. You answer questions about a {dialect} database ({engine}) by {task}.\n\
          Today is {today}.\n\
          Rules:\n\
-         - Answer with exactly one SQL statement in a ```sql fenced block (or call the run_sql tool). One statement only.\n\
-         - {access}\n\
-         - Use only the tables and columns listed below; quote identifiers that need it.\n\
-         - {idioms}\n\
-         - Name computed columns with clear aliases. Add ORDER BY when order matters.\n\
-         - If the question needs no SQL (about the schema, or about an earlier answer), answer briefly in plain prose without a code block.\n\
+         {rules}\
+         - If the question needs no {code} (about the schema, or about an earlier answer), answer briefly in plain prose without a code block.\n\
          \n\
          Schema:\n{schema}",
         dialect = f.dialect.name(),
         engine = f.engine,
+        task = kind.task(),
         today = f.today.format("%Y-%m-%d"),
-        idioms = idioms(f.dialect),
+        code = kind.mode().code_name(),
         schema = f.schema,
     )
-}
-
-/// The `run_sql` tool offered to models that support tools.
-pub fn run_sql_tool() -> ToolDef {
-    ToolDef {
-        name: super::extract::RUN_SQL.into(),
-        description:
-            "Run one SQL statement against the user's database and show the result to the user."
-                .into(),
-        parameters: serde_json::json!({
-            "type": "object",
-            "properties": {"sql": {"type": "string", "description": "exactly one SQL statement"}},
-            "required": ["sql"],
-        }),
-    }
 }
 
 /// The kept history as model messages, oldest first. An assistant message
@@ -117,7 +112,10 @@ mod tests {
 
     #[test]
     fn system_prompt_names_dialect_date_rules_and_schema() {
-        let p = system_prompt(&facts("table t\n  a INTEGER\n"));
+        let p = system_prompt(
+            &facts("table t\n  a INTEGER\n"),
+            &super::super::kind::SqlAnswers,
+        );
         assert!(p.contains("a SQLite database (SQLite 3.50.4)"));
         assert!(p.contains("Today is 2026-01-26."));
         assert!(p.contains("exactly one SQL statement in a ```sql fenced block"));

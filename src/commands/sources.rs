@@ -4,9 +4,10 @@
 
 use std::path::Path;
 
-use super::{source_error, write_stdout, Context};
+use super::{write_stdout, Context};
 use crate::cli::SourcesCommand;
 use crate::config::{edit_file, validate_name};
+use crate::context::source_error;
 use crate::error::AiqError;
 use crate::source::{
     self, redact_url, resolve_location, strip_password, OpenOptions, ServerSpec, ServerStatus,

@@ -1,6 +1,7 @@
 //! The console sink for a terminal: a spinner on stderr until the first
-//! token, the model's answer (and its SQL) streamed to stderr as it arrives,
-//! retries shown as they happen, then the result through the collector.
+//! token, the model's answer (and its code) streamed to stderr as it
+//! arrives, retries and tool calls shown as they happen, confirmations
+//! asked with `[y/N]`, then the result through the collector.
 
 use std::io::{self, Write};
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -8,8 +9,9 @@ use std::sync::Arc;
 use std::thread::JoinHandle;
 use std::time::Duration;
 
-use super::sink::Collector;
-use crate::agent::{Event, EventSink};
+use super::sink::{answer_on_terminal, Collector};
+use super::stderr_line;
+use crate::agent::{AgentError, Confirmation, Event, EventSink, Outcome};
 
 /// Spins on stderr until stopped.
 struct Spinner {
@@ -25,13 +27,16 @@ impl Spinner {
             let frames = ['⠋', '⠙', '⠹', '⠸', '⠼', '⠴', '⠦', '⠧', '⠇', '⠏'];
             let mut i = 0;
             while !flag.load(Ordering::Relaxed) {
-                eprint!("\r{} thinking…", frames[i % frames.len()]);
-                let _ = io::stderr().flush();
+                let mut err = io::stderr().lock();
+                let _ = write!(err, "\r{} thinking…", frames[i % frames.len()]);
+                let _ = err.flush();
+                drop(err);
                 i += 1;
                 std::thread::sleep(Duration::from_millis(80));
             }
-            eprint!("\r\x1b[2K");
-            let _ = io::stderr().flush();
+            let mut err = io::stderr().lock();
+            let _ = write!(err, "\r\x1b[2K");
+            let _ = err.flush();
         });
         Spinner {
             stop,
@@ -53,29 +58,49 @@ impl Drop for Spinner {
     }
 }
 
+/// Asks a confirmation some other way than a plain stdin line (the chat
+/// uses its line editor).
+pub type Asker<'a> = Box<dyn FnMut(&Confirmation) -> bool + 'a>;
+
 /// Terminal output around a [`Collector`].
 pub struct Console<'a> {
     inner: Collector<'a>,
     spinner: Option<Spinner>,
     color: bool,
-    /// Show `Event::Error` (chat); single-shot prints the final error itself.
-    pub show_errors: bool,
+    /// Show a failed turn's error (chat); single-shot returns it instead.
+    report_errors: bool,
+    /// `--yes`, for confirmations of writes.
+    yes: bool,
+    asker: Option<Asker<'a>>,
     streamed: bool,
-    /// When stdout is a terminal, a prose answer streamed to stderr is not
-    /// printed again on stdout.
-    stdout_tty: bool,
+    /// Text streamed since the last request started.
+    streamed_this_request: bool,
 }
 
 impl<'a> Console<'a> {
-    pub fn new(inner: Collector<'a>, color: bool, stdout_tty: bool) -> Self {
+    pub fn new(inner: Collector<'a>, color: bool, yes: bool) -> Self {
         Console {
             inner,
             spinner: None,
             color,
-            show_errors: false,
+            report_errors: false,
+            yes,
+            asker: None,
             streamed: false,
-            stdout_tty,
+            streamed_this_request: false,
         }
+    }
+
+    /// Shows failed turns (`aiq: …`), as the chat does.
+    pub fn reporting_errors(mut self) -> Self {
+        self.report_errors = true;
+        self
+    }
+
+    /// Asks confirmations through `asker`.
+    pub fn asking_with(mut self, asker: Asker<'a>) -> Self {
+        self.asker = Some(asker);
+        self
     }
 
     fn stop_spinner(&mut self) {
@@ -86,8 +111,34 @@ impl<'a> Console<'a> {
 
     fn end_stream(&mut self) {
         if self.streamed {
-            eprintln!("{}", if self.color { "\x1b[0m" } else { "" });
+            stderr_line(if self.color { "\x1b[0m" } else { "" });
             self.streamed = false;
+        }
+    }
+
+    fn dim(&self, text: &str) -> String {
+        if self.color {
+            format!("\x1b[2m{text}\x1b[0m")
+        } else {
+            text.to_string()
+        }
+    }
+
+    fn confirm(&mut self, c: &Confirmation) -> bool {
+        if self.yes && c.kind == crate::agent::ConfirmKind::Write {
+            return true;
+        }
+        match self.asker.as_mut() {
+            Some(ask) => ask(c),
+            None => answer_on_terminal(c, false),
+        }
+    }
+
+    fn report(&self, error: &AgentError) {
+        match error {
+            AgentError::Cancelled => stderr_line("aiq: cancelled; the conversation is kept"),
+            AgentError::Output { closed: true, .. } => {}
+            e => stderr_line(&format!("aiq: {e}")),
         }
     }
 }
@@ -98,46 +149,70 @@ impl EventSink for Console<'_> {
             Event::ThinkingStarted => {
                 self.end_stream();
                 self.stop_spinner();
+                self.streamed_this_request = false;
                 self.spinner = Some(Spinner::start());
             }
             Event::TextDelta(t) => {
                 self.stop_spinner();
+                let mut err = io::stderr().lock();
                 if !self.streamed && self.color {
-                    eprint!("\x1b[2m");
+                    let _ = write!(err, "\x1b[2m");
                 }
                 self.streamed = true;
-                eprint!("{t}");
-                let _ = io::stderr().flush();
+                self.streamed_this_request = true;
+                let _ = write!(err, "{t}");
+                let _ = err.flush();
+                return Ok(());
+            }
+            Event::Proposed { code, .. } => {
+                self.stop_spinner();
+                // A tool-call answer streams no text: show its code.
+                if !self.streamed_this_request {
+                    stderr_line(&self.dim(code));
+                }
+            }
+            Event::Confirm(c) => {
+                self.stop_spinner();
+                self.end_stream();
+                let yes = self.confirm(c);
+                c.answer(yes);
+                return Ok(());
+            }
+            Event::ToolCall { name, arguments } => {
+                self.stop_spinner();
+                self.end_stream();
+                stderr_line(&self.dim(&format!("→ {name} {arguments}")));
+            }
+            Event::ToolResult { name, result } => {
+                let first = result.lines().next().unwrap_or("");
+                stderr_line(&self.dim(&format!("← {name}: {first}")));
+            }
+            Event::TurnFinished(Outcome::Failed(e)) => {
+                self.stop_spinner();
+                self.end_stream();
+                if self.report_errors {
+                    self.report(e);
+                }
             }
             Event::Retrying { .. }
-            | Event::Error(_)
             | Event::Columns(_)
-            | Event::TurnDone
-            | Event::QueryStarted { .. } => {
+            | Event::TurnFinished(_)
+            | Event::QueryStarted { .. }
+            | Event::Output(_)
+            | Event::Listing(_)
+            | Event::Notice(_)
+            | Event::Warning(_)
+            | Event::CommandFailed(_)
+            | Event::SessionSaved(_) => {
                 self.stop_spinner();
                 self.end_stream();
             }
-            Event::SqlProposed(_)
-            | Event::Rows(_)
-            | Event::QueryFinished { .. }
-            | Event::Usage(_) => {}
+            Event::Rows(_) | Event::QueryFinished { .. } | Event::Usage(_) => {}
         }
         match event {
-            Event::Error(msg) if self.show_errors => {
-                eprintln!("aiq: {msg}");
-                Ok(())
-            }
-            // The streamed text already showed the SQL.
-            Event::SqlProposed(_) => Ok(()),
-            // The streamed text already showed a prose answer on the terminal.
-            Event::TextDelta(_) if self.stdout_tty => Ok(()),
+            // The streamed text (or the line above) already showed the code.
+            Event::Proposed { .. } if !self.inner.wants_code() => Ok(()),
             other => self.inner.event(other),
         }
-    }
-
-    fn confirm(&mut self, sql: &str) -> bool {
-        self.stop_spinner();
-        self.end_stream();
-        self.inner.confirm(sql)
     }
 }

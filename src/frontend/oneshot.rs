@@ -1,14 +1,15 @@
 //! Single-shot mode (SPEC §1, §2): one question from `-q` or from stdin,
 //! the answer on stdout in `--format`, an exit code per SPEC §2.4, and no
-//! prompt ever (writes need `--yes`).
+//! prompt ever (writes need `--yes`). A thin layer over [`Conversation`]:
+//! with `-s FILE` the question is one more turn of that session.
 
-use std::io::{self, IsTerminal, Read};
+use std::io::{self, IsTerminal, Read, Write};
 
 use super::console::Console;
 use super::sink::{CollectOptions, Collector};
-use crate::agent::{AgentError, EventSink, Thread, ThreadOptions};
+use crate::agent::{EventSink, Keep};
 use crate::cli::{AskArgs, RunArgs};
-use crate::commands::{output_setup, Context};
+use crate::context::{output_setup, Context};
 use crate::error::AiqError;
 use crate::interrupt;
 use crate::session::Session;
@@ -45,7 +46,7 @@ pub fn run(
         ));
     }
     // `-s FILE -q …`: one follow-up inside a saved session (SPEC §7.3).
-    let mut session = match &ask.session {
+    let session = match &ask.session {
         Some(path) => Some(Session::load(path).map_err(|e| AiqError::Usage(e.to_string()))?),
         None => None,
     };
@@ -55,66 +56,49 @@ pub fn run(
     let model = ctx.connect_model(&ask.model)?;
     interrupt::install();
     let opened = ctx.open_source(wanted.as_deref(), run.allow_write)?;
-    let mut thread = Thread::new(
-        model,
-        opened.source,
-        opened.catalog,
-        ThreadOptions {
-            history_limit: ask.history_limit.unwrap_or(ctx.config.chat.history_limit),
-            allow_write: run.allow_write,
-            execute: !ask.sql_only,
-            today: None,
-        },
-    );
+    let keep = session.map(Keep::Session).unwrap_or(Keep::Nothing);
+    let mut conversation = ctx.conversation(model, opened, keep, run, ask);
 
     let (format, render) = output_setup(ctx, run);
+    // With a machine format asked for explicitly, words are not a result.
+    let words_refused = run.format.is_some_and(|f| !f.is_for_people());
     let stdout = io::stdout();
     let stdout_tty = stdout.is_terminal();
+    let stderr_tty = io::stderr().is_terminal();
     let mut out = io::BufWriter::with_capacity(64 * 1024, stdout.lock());
     let collect = CollectOptions {
         sql_only: ask.sql_only,
         show_sql: ask.show_sql,
         yes: run.yes,
+        // On a terminal the streamed answer was the prose already.
+        prose: !(words_refused || (stdout_tty && stderr_tty)),
+        verbose: ctx.global.verbose,
     };
     let collector = Collector::new(&mut out, format, render, collect);
-    let mut console;
-    let mut collector_only;
-    let sink: &mut dyn EventSink = if io::stderr().is_terminal() {
-        console = Console::new(collector, ctx.color_stderr(), stdout_tty);
-        &mut console
+    let mut sink: Box<dyn EventSink + '_> = if stderr_tty {
+        Box::new(Console::new(collector, ctx.color_stderr(), run.yes))
     } else {
-        collector_only = collector;
-        &mut collector_only
+        Box::new(collector)
     };
-    if let Some(s) = &session {
-        thread.set_history(s.messages.clone());
-        thread.set_context_start(s.context_start);
-    }
     let result = {
-        let _running = interrupt::Running::new(thread.cancel_handle());
-        thread.ask(question, sink)
+        let _running = interrupt::Running::new(conversation.canceller());
+        conversation.ask(question, sink.as_mut())
     };
-    if let Some(s) = session.as_mut() {
-        s.messages = thread.history().to_vec();
-        s.context_start = thread.context_start();
-        s.data_source = opened.session_name;
-        s.database_type = thread.engine().as_str().to_string();
-        if let Err(e) = s.save() {
-            eprintln!(
-                "aiq: warning: cannot update the session {}: {e}",
-                s.path.display()
-            );
-        }
-    }
+    drop(sink);
+    let _ = out.flush();
     match result {
+        Ok(answer) if answer.is_prose() && words_refused => {
+            let words = if stderr_tty {
+                "(shown above)".to_string()
+            } else {
+                answer.text.trim().to_string()
+            };
+            Err(AiqError::Query(format!(
+                "the model answered in words, not SQL: {words}"
+            )))
+        }
         Ok(_) => Ok(()),
         Err(_) if interrupt::interrupted() => Err(AiqError::Interrupted),
-        Err(AgentError::Output(e)) if e.kind() == io::ErrorKind::BrokenPipe => Ok(()),
-        Err(AgentError::Output(e)) => Err(AiqError::Query(format!("cannot write the result: {e}"))),
-        Err(AgentError::Llm(e)) => Err(e.into()),
-        Err(AgentError::Refused(m)) => Err(AiqError::Refused(m)),
-        Err(AgentError::QueryFailed(m)) => Err(AiqError::Query(m)),
-        Err(e @ AgentError::EmptyAnswer) => Err(AiqError::Query(e.to_string())),
-        Err(AgentError::Cancelled) => Err(AiqError::Interrupted),
+        Err(e) => Err(e.into()),
     }
 }

@@ -1,23 +1,32 @@
 //! The collector sink: results to stdout in the chosen format, notes to
-//! stderr, nothing else. Used for single-shot output (and wrapped by the
-//! console sink on a terminal).
+//! stderr, nothing else. Single-shot and `-e` output (and, wrapped by the
+//! console sink, the chat's). It never writes the model's streamed text to
+//! stdout: only a finished prose answer, when asked to.
 
 use std::cell::RefCell;
 use std::io::{self, BufRead, IsTerminal, Write};
 use std::rc::Rc;
 
-use crate::agent::{Event, EventSink};
+use super::stderr_line;
+use crate::agent::{ConfirmKind, Confirmation, Event, EventSink, Outcome};
 use crate::render::{self, Format, RenderOptions, Renderer};
+use crate::session::saved_lines;
 
 /// What the collector prints besides the result.
 #[derive(Debug, Clone, Copy, Default)]
 pub struct CollectOptions {
-    /// `--sql-only`: print the SQL on stdout instead of a result.
+    /// `--sql-only`: print the code on stdout instead of a result.
     pub sql_only: bool,
-    /// `--show-sql`: echo the SQL on stderr.
+    /// `--show-sql`: echo the code on stderr.
     pub show_sql: bool,
     /// `--yes`: confirm writes without asking.
     pub yes: bool,
+    /// Print a prose answer on stdout (off when the console already showed
+    /// it on this terminal, or when a machine format was asked for and the
+    /// front end reports prose as an error).
+    pub prose: bool,
+    /// `-v`: rows and time of each statement on stderr.
+    pub verbose: u8,
 }
 
 /// The output, shared between the collector and the renderer of the
@@ -35,17 +44,13 @@ impl Write for Shared<'_> {
     }
 }
 
-/// Renders a turn's result to `out`.
+/// Renders a conversation's results to `out`.
 pub struct Collector<'a> {
     out: Shared<'a>,
     format: Format,
     render: RenderOptions,
     options: CollectOptions,
     renderer: Option<Box<dyn Renderer + 'a>>,
-    text: String,
-    queried: bool,
-    /// Rows hidden by `--max-rows` in the last result.
-    pub hidden: u64,
 }
 
 impl<'a> Collector<'a> {
@@ -61,10 +66,12 @@ impl<'a> Collector<'a> {
             render,
             options,
             renderer: None,
-            text: String::new(),
-            queried: false,
-            hidden: 0,
         }
+    }
+
+    /// `--sql-only`: the code is the output, even on a terminal.
+    pub fn wants_code(&self) -> bool {
+        self.options.sql_only
     }
 
     fn renderer(&mut self) -> &mut Box<dyn Renderer + 'a> {
@@ -72,27 +79,58 @@ impl<'a> Collector<'a> {
         self.renderer
             .get_or_insert_with(|| render::renderer(format, Box::new(out), options))
     }
+
+    /// Closes the result: the renderer's last lines, rows changed or left out.
+    fn finish_result(
+        &mut self,
+        rows: u64,
+        changed: bool,
+        elapsed: std::time::Duration,
+    ) -> io::Result<()> {
+        let mut hidden = 0;
+        if let Some(mut r) = self.renderer.take() {
+            r.finish()?;
+            hidden = r.hidden();
+        }
+        if changed {
+            let noun = if rows == 1 { "row" } else { "rows" };
+            stderr_line(&format!("{rows} {noun} changed"));
+        } else if hidden > 0 && !self.format.is_for_people() {
+            stderr_line(&format!("aiq: {hidden} more rows not shown (--max-rows)"));
+        }
+        if self.options.verbose > 0 {
+            stderr_line(&format!("{rows} rows in {elapsed:.1?}"));
+        }
+        Ok(())
+    }
 }
 
 impl EventSink for Collector<'_> {
     fn event(&mut self, event: Event) -> io::Result<()> {
         match event {
             Event::ThinkingStarted
+            | Event::TextDelta(_)
             | Event::QueryStarted { .. }
-            | Event::Usage(_)
-            | Event::Error(_) => {}
-            Event::TextDelta(t) => self.text.push_str(&t),
-            Event::SqlProposed(sql) => {
+            | Event::ToolCall { .. }
+            | Event::ToolResult { .. }
+            | Event::Usage(_) => {}
+            Event::Proposed { code, .. } => {
                 if self.options.sql_only {
-                    writeln!(self.out, "{sql}")?;
+                    writeln!(self.out, "{code}")?;
                     self.out.flush()?;
                 } else if self.options.show_sql {
-                    eprintln!("{sql}");
+                    stderr_line(&code);
                 }
             }
+            Event::Confirm(c) => {
+                let yes = answer_on_terminal(&c, self.options.yes);
+                c.answer(yes);
+            }
             Event::Columns(columns) => {
-                self.queried = true;
-                self.renderer().columns(&columns)?;
+                // Each statement gets a renderer of its own, so nothing of a
+                // failed attempt leaks into the next.
+                self.renderer = None;
+                self.renderer().columns(&columns)?
             }
             Event::Rows(rows) => {
                 let r = self.renderer();
@@ -100,38 +138,41 @@ impl EventSink for Collector<'_> {
                     r.row(row)?;
                 }
             }
-            Event::QueryFinished { rows, changed, .. } => {
-                if let Some(mut r) = self.renderer.take() {
-                    r.finish()?;
-                    self.hidden = r.hidden();
-                }
-                if changed {
-                    let noun = if rows == 1 { "row" } else { "rows" };
-                    eprintln!("{rows} {noun} changed");
-                }
+            Event::QueryFinished {
+                rows,
+                changed,
+                elapsed,
+            } => self.finish_result(rows, changed, elapsed)?,
+            Event::Retrying { why, attempt } => {
+                stderr_line(&format!("aiq: retrying ({attempt}): {why}"))
             }
-            Event::Retrying { why, attempt } => eprintln!("aiq: retrying ({attempt}): {why}"),
-            Event::TurnDone => {
-                if !self.queried && !self.options.sql_only && !self.text.trim().is_empty() {
-                    writeln!(self.out, "{}", self.text.trim())?;
+            Event::Output(text) | Event::Listing(text) => {
+                self.out.write_all(text.as_bytes())?;
+                self.out.flush()?;
+            }
+            Event::Notice(text) => stderr_line(&text),
+            Event::Warning(text) => stderr_line(&format!("aiq: warning: {text}")),
+            Event::CommandFailed(text) => stderr_line(&format!("aiq: {text}")),
+            Event::SessionSaved(path) => stderr_line(saved_lines(&path).trim_end()),
+            Event::TurnFinished(outcome) => {
+                // A result cut short (an error mid-stream) still closes cleanly.
+                self.renderer = None;
+                if let Outcome::Answered(a) = outcome {
+                    if a.is_prose() && self.options.prose && !a.text.trim().is_empty() {
+                        writeln!(self.out, "{}", a.text.trim())?;
+                    }
                 }
                 self.out.flush()?;
-                self.text.clear();
-                self.queried = false;
             }
         }
         Ok(())
     }
-
-    fn confirm(&mut self, sql: &str) -> bool {
-        confirm(sql, self.options.yes)
-    }
 }
 
-/// `--yes`, or "y" typed on a terminal; never asks when stdin or stderr is
-/// not a terminal.
-pub fn confirm(sql: &str, yes: bool) -> bool {
-    if yes {
+/// Answers a confirmation: `--yes` for writes, else "y" typed on a
+/// terminal; never asks when stdin or stderr is not a terminal.
+pub fn answer_on_terminal(c: &Confirmation, yes: bool) -> bool {
+    if yes && c.kind == ConfirmKind::Write {
         return true;
     }
     let stdin = io::stdin();
@@ -139,10 +180,17 @@ pub fn confirm(sql: &str, yes: bool) -> bool {
         return false;
     }
     let mut err = io::stderr().lock();
-    let _ = writeln!(err, "{sql}");
-    let _ = write!(err, "Run this statement? [y/N] ");
+    if let Some(detail) = &c.detail {
+        let _ = writeln!(err, "{detail}");
+    }
+    let _ = write!(err, "{} [y/N] ", c.question);
     let _ = err.flush();
     let mut answer = String::new();
     let _ = stdin.lock().read_line(&mut answer);
+    is_yes(&answer)
+}
+
+/// `y` or `yes`, any case.
+pub fn is_yes(answer: &str) -> bool {
     matches!(answer.trim().to_ascii_lowercase().as_str(), "y" | "yes")
 }

@@ -12,7 +12,9 @@ use futures_util::StreamExt;
 use reqwest::header::{HeaderMap, RETRY_AFTER};
 use reqwest::StatusCode;
 
-use super::{head, Cancel, ChatModel, ChatRequest, LlmError, LlmErrorKind, StreamEvent, ToolCall};
+use super::{
+    head, CancelToken, ChatModel, ChatRequest, LlmError, LlmErrorKind, StreamEvent, ToolCall,
+};
 
 /// Bytes of a body quoted in error messages.
 const QUOTE: usize = 200;
@@ -88,15 +90,12 @@ pub(crate) fn client(timeout: Duration) -> Result<reqwest::Client, LlmError> {
 
 /// A current-thread runtime for one model.
 pub(crate) fn runtime() -> Result<tokio::runtime::Runtime, LlmError> {
-    tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()
-        .map_err(|e| {
-            LlmError::new(
-                LlmErrorKind::Http,
-                format!("cannot start the HTTP runtime: {e}"),
-            )
-        })
+    crate::runtime::current_thread().map_err(|e| {
+        LlmError::new(
+            LlmErrorKind::Http,
+            format!("cannot start the HTTP runtime: {e}"),
+        )
+    })
 }
 
 impl<W: Wire> ChatModel for HttpModel<W> {
@@ -115,7 +114,7 @@ impl<W: Wire> ChatModel for HttpModel<W> {
     fn chat(
         &self,
         request: ChatRequest<'_>,
-        cancel: &Cancel,
+        cancel: &CancelToken,
         on_event: &mut dyn FnMut(StreamEvent),
     ) -> Result<(), LlmError> {
         let request = if self.tools {

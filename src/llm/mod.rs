@@ -4,17 +4,17 @@
 //! with backoff and never logs the key.
 //!
 //! The trait is synchronous for the front ends: each model owns a small
-//! tokio runtime and blocks on it; a [`Cancel`] aborts the request in flight.
+//! tokio runtime and blocks on it; the turn's [`CancelToken`] aborts the
+//! request in flight.
 
 mod anthropic;
 mod http;
 mod openai;
 pub mod settings;
 
-use std::sync::Arc;
-
 use serde::{Deserialize, Serialize};
 
+pub use crate::cancel::CancelToken;
 pub use settings::{connect, LlmFlags, Provider, Settings};
 
 /// Who wrote a message.
@@ -177,43 +177,9 @@ pub trait ChatModel: Send {
     fn chat(
         &self,
         request: ChatRequest<'_>,
-        cancel: &Cancel,
+        cancel: &CancelToken,
         on_event: &mut dyn FnMut(StreamEvent),
     ) -> Result<(), LlmError>;
-}
-
-/// Cancels a model request from another thread (Ctrl-C).
-#[derive(Clone)]
-pub struct Cancel {
-    tx: Arc<tokio::sync::watch::Sender<bool>>,
-}
-
-impl Default for Cancel {
-    fn default() -> Self {
-        let (tx, _) = tokio::sync::watch::channel(false);
-        Cancel { tx: Arc::new(tx) }
-    }
-}
-
-impl Cancel {
-    pub fn cancel(&self) {
-        self.tx.send_replace(true);
-    }
-
-    /// Clears a previous cancel before a new request.
-    pub fn reset(&self) {
-        self.tx.send_replace(false);
-    }
-
-    pub fn is_cancelled(&self) -> bool {
-        *self.tx.borrow()
-    }
-
-    /// Resolves once [`Cancel::cancel`] has been called.
-    pub async fn cancelled(&self) {
-        let mut rx = self.tx.subscribe();
-        let _ = rx.wait_for(|c| *c).await;
-    }
 }
 
 /// The first `n` bytes of a body, for error messages (on a char boundary).

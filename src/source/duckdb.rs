@@ -16,7 +16,7 @@ use duckdb::{AccessMode, Config, Connection};
 
 use super::spec::DataFile;
 use super::{
-    quote_ident, quote_str, table_ref, watchdog, CancelHandle, Column, DataFileKind, DataSource,
+    quote_ident, quote_str, table_ref, watchdog, CancelToken, Column, DataFileKind, DataSource,
     EngineKind, ExecError, Guard, OpenOptions, QueryStats, RowSink, SourceError, Value,
 };
 use crate::safety::{Access, CheckedSql};
@@ -33,7 +33,6 @@ pub(crate) struct DuckDbSource {
     conn: Connection,
     views_dir: Option<tempfile::TempDir>,
     options: OpenOptions,
-    guard: Guard,
 }
 
 /// Settings every DuckDB connection gets before any user statement.
@@ -128,11 +127,15 @@ impl DuckDbSource {
             conn,
             views_dir,
             options,
-            guard: Guard::new(),
         }
     }
 
-    fn stream(&self, sql: &CheckedSql, sink: &mut dyn RowSink) -> Result<u64, ExecError> {
+    fn stream(
+        &self,
+        sql: &CheckedSql,
+        sink: &mut dyn RowSink,
+        cancel: &CancelToken,
+    ) -> Result<u64, ExecError> {
         let mut stmt = self.conn.prepare(sql.sql()).map_err(engine_error)?;
         // Streaming execution: chunks are fetched as rows are consumed, so a
         // huge result never sits in memory.
@@ -159,7 +162,7 @@ impl DuckDbSource {
             return Ok(changed);
         }
         sink.columns(&columns)?;
-        self.guard.pump(count, sink, |buf| {
+        Guard::pump(cancel, count, sink, |buf| {
             let Some(row) = rows.next().map_err(engine_error)? else {
                 return Ok(false);
             };
@@ -183,19 +186,20 @@ impl DataSource for DuckDbSource {
             .map_err(|e| SourceError(format!("cannot read the DuckDB schema: {e}")))
     }
 
-    fn execute(&self, sql: &CheckedSql, sink: &mut dyn RowSink) -> Result<QueryStats, ExecError> {
+    fn execute(
+        &self,
+        sql: &CheckedSql,
+        sink: &mut dyn RowSink,
+        cancel: &CancelToken,
+    ) -> Result<QueryStats, ExecError> {
         let interrupt = self.conn.interrupt_handle();
-        self.guard.execute(
+        Guard::execute(
             sql,
             self.options.timeout,
+            cancel,
             move || interrupt.interrupt(),
-            || self.stream(sql, sink),
+            || self.stream(sql, sink, cancel),
         )
-    }
-
-    fn cancel_handle(&self) -> CancelHandle {
-        let interrupt = self.conn.interrupt_handle();
-        self.guard.handle(move || interrupt.interrupt())
     }
 }
 
@@ -587,7 +591,11 @@ mod tests {
 
     fn run(src: &DuckDbSource, sql: &str) -> Result<Collect, ExecError> {
         let mut sink = Collect(Vec::new(), Vec::new());
-        src.execute(&CheckedSql::unchecked_for_tests(sql), &mut sink)?;
+        src.execute(
+            &CheckedSql::unchecked_for_tests(sql),
+            &mut sink,
+            &CancelToken::new(),
+        )?;
         Ok(sink)
     }
 

@@ -10,6 +10,7 @@
 mod duckdb;
 mod mysql;
 mod postgres;
+mod saved;
 mod server;
 #[cfg(test)]
 mod server_tests;
@@ -22,6 +23,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{mpsc, Arc};
 use std::time::{Duration, Instant};
 
+pub use saved::{SavedSource, SavedSources};
 pub use server::ServerStatus;
 pub use spec::{
     redact_url, resolve, resolve_location, strip_password, DataFile, DataFileKind, Resolved,
@@ -29,6 +31,7 @@ pub use spec::{
 };
 pub use value::{Column, Value};
 
+pub use crate::cancel::CancelToken;
 use crate::safety::{CheckedSql, Dialect};
 use crate::schema::Catalog;
 
@@ -110,7 +113,7 @@ pub enum ExecError {
     /// The statement ran past the timeout and was interrupted.
     #[error("the query ran longer than {} s and was stopped", .0.as_secs_f64())]
     Timeout(Duration),
-    /// Cancelled through the [`CancelHandle`] (Ctrl-C).
+    /// Cancelled through the turn's [`CancelToken`] (Ctrl-C).
     #[error("the query was cancelled")]
     Cancelled,
     /// The sink failed (for example the output pipe was closed).
@@ -122,26 +125,6 @@ pub enum ExecError {
 #[derive(Debug, thiserror::Error)]
 #[error("{0}")]
 pub struct SourceError(pub String);
-
-/// Cancels whatever statement its source is running, from any thread.
-#[derive(Clone)]
-pub struct CancelHandle(Arc<dyn Fn() + Send + Sync>);
-
-impl CancelHandle {
-    pub fn new(f: impl Fn() + Send + Sync + 'static) -> Self {
-        CancelHandle(Arc::new(f))
-    }
-
-    pub fn cancel(&self) {
-        (self.0)()
-    }
-}
-
-impl std::fmt::Debug for CancelHandle {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str("CancelHandle")
-    }
-}
 
 /// One open data source.
 pub trait DataSource: Send {
@@ -157,11 +140,16 @@ pub trait DataSource: Send {
     /// in a handful of catalog queries.
     fn introspect(&self) -> Result<Catalog, SourceError>;
 
-    /// Runs one checked statement and streams its rows into `sink`.
-    fn execute(&self, sql: &CheckedSql, sink: &mut dyn RowSink) -> Result<QueryStats, ExecError>;
-
-    /// A handle that cancels the running statement (Ctrl-C).
-    fn cancel_handle(&self) -> CancelHandle;
+    /// Runs one checked statement and streams its rows into `sink`. A
+    /// cancel of `cancel` while it runs interrupts it (on the server too)
+    /// and ends it with [`ExecError::Cancelled`]; a token that is already
+    /// cancelled runs nothing.
+    fn execute(
+        &self,
+        sql: &CheckedSql,
+        sink: &mut dyn RowSink,
+        cancel: &CancelToken,
+    ) -> Result<QueryStats, ExecError>;
 
     /// For a database server: its version, and whether the session is
     /// confirmed read-only. `None` for files.
@@ -204,38 +192,18 @@ pub fn open(spec: &SourceSpec, options: OpenOptions) -> Result<Box<dyn DataSourc
     }
 }
 
-/// Shared by the engines: a cancel flag plus a deadline watchdog around one
-/// statement. `interrupt` is the engine's own interrupt call.
-pub(crate) struct Guard {
-    cancelled: Arc<AtomicBool>,
-}
+/// Shared by the engines: how one statement runs under the turn's
+/// [`CancelToken`] and the statement timeout. The engine's `interrupt` is
+/// registered on the token only while the statement runs, so a cancel that
+/// arrives before or after it never reaches another statement.
+pub(crate) struct Guard;
 
 impl Guard {
-    pub(crate) fn new() -> Self {
-        Guard {
-            cancelled: Arc::new(AtomicBool::new(false)),
-        }
-    }
-
-    /// A cancel handle that sets the flag and calls the engine's interrupt.
-    pub(crate) fn handle(&self, interrupt: impl Fn() + Send + Sync + 'static) -> CancelHandle {
-        let flag = Arc::clone(&self.cancelled);
-        CancelHandle::new(move || {
-            flag.store(true, Ordering::SeqCst);
-            interrupt();
-        })
-    }
-
-    /// The cancel flag, for engines that stream rows themselves.
-    pub(crate) fn flag(&self) -> Arc<AtomicBool> {
-        Arc::clone(&self.cancelled)
-    }
-
     /// Streams rows into `sink`: `next_row` fills the buffer with one row
     /// and returns false at the end. Checks for a cancel every 4096 rows, so
     /// rows that are already fetched stop flowing too.
     pub(crate) fn pump(
-        &self,
+        cancel: &CancelToken,
         width: usize,
         sink: &mut dyn RowSink,
         mut next_row: impl FnMut(&mut Vec<Value>) -> Result<bool, ExecError>,
@@ -249,7 +217,7 @@ impl Guard {
             }
             sink.row(&buf)?;
             count += 1;
-            if count.is_multiple_of(4096) && self.cancelled.load(Ordering::Relaxed) {
+            if count.is_multiple_of(4096) && cancel.is_cancelled() {
                 return Err(ExecError::Cancelled);
             }
         }
@@ -257,14 +225,14 @@ impl Guard {
 
     /// Runs one statement through [`Guard::run`] and reports its stats.
     pub(crate) fn execute(
-        &self,
         sql: &CheckedSql,
         timeout: Duration,
-        interrupt: impl Fn() + Send + Sync,
+        cancel: &CancelToken,
+        interrupt: impl Fn() + Send + Sync + 'static,
         stream: impl FnOnce() -> Result<u64, ExecError>,
     ) -> Result<QueryStats, ExecError> {
         let started = Instant::now();
-        let rows = self.run(timeout, interrupt, stream)?;
+        let rows = Guard::run(timeout, cancel, interrupt, stream)?;
         Ok(QueryStats {
             rows,
             elapsed: started.elapsed(),
@@ -272,20 +240,27 @@ impl Guard {
         })
     }
 
-    /// Runs `f` with a watchdog that calls `interrupt` once `timeout` passes,
-    /// and maps an engine error caused by the timeout or a cancel to the
-    /// matching [`ExecError`].
+    /// Runs `f` with `interrupt` registered on `cancel` and a watchdog that
+    /// calls it once `timeout` passes, and maps an engine error caused by
+    /// the timeout or a cancel to the matching [`ExecError`]. A token that
+    /// is already cancelled runs nothing.
     pub(crate) fn run<T>(
-        &self,
         timeout: Duration,
-        interrupt: impl Fn() + Send + Sync,
+        cancel: &CancelToken,
+        interrupt: impl Fn() + Send + Sync + 'static,
         f: impl FnOnce() -> Result<T, ExecError>,
     ) -> Result<T, ExecError> {
+        if cancel.is_cancelled() {
+            return Err(ExecError::Cancelled);
+        }
         let started = Instant::now();
-        let (result, timed_out) = watchdog(timeout, interrupt, f);
-        // Reset afterwards, not before: a Ctrl-C that lands just before the
-        // statement starts must still cancel it.
-        let cancelled = self.cancelled.swap(false, Ordering::SeqCst);
+        let interrupt = Arc::new(interrupt);
+        let hook = {
+            let interrupt = Arc::clone(&interrupt);
+            cancel.on_cancel(move || interrupt())
+        };
+        let (result, timed_out) = watchdog(timeout, || interrupt(), f);
+        drop(hook);
         // An interrupted statement counts as interrupted even when the
         // engine reports success (MySQL's SLEEP() returns 1 when killed):
         // its result may be cut short.
@@ -294,7 +269,7 @@ impl Guard {
             tracing::debug!(elapsed = ?started.elapsed(), "statement timed out");
             return Err(ExecError::Timeout(timeout));
         }
-        if cancelled && !output_failed {
+        if cancel.is_cancelled() && !output_failed {
             return Err(ExecError::Cancelled);
         }
         result
@@ -350,11 +325,11 @@ mod tests {
 
     #[test]
     fn guard_reports_timeout() {
-        let guard = Guard::new();
         let fired = Arc::new(AtomicBool::new(false));
         let seen = Arc::clone(&fired);
-        let r: Result<(), ExecError> = guard.run(
+        let r: Result<(), ExecError> = Guard::run(
             Duration::from_millis(20),
+            &CancelToken::new(),
             move || seen.store(true, Ordering::SeqCst),
             || {
                 while !fired.load(Ordering::SeqCst) {
@@ -368,23 +343,40 @@ mod tests {
 
     #[test]
     fn guard_passes_fast_results_through() {
-        let guard = Guard::new();
-        let r = guard.run(Duration::from_secs(5), || {}, || Ok(7));
+        let r = Guard::run(Duration::from_secs(5), &CancelToken::new(), || {}, || Ok(7));
         assert_eq!(r.unwrap(), 7);
     }
 
     #[test]
-    fn cancel_maps_engine_error() {
-        let guard = Guard::new();
-        let handle = guard.handle(|| {});
-        let r: Result<(), ExecError> = guard.run(
+    fn cancel_maps_engine_error_and_reaches_the_interrupt() {
+        let cancel = CancelToken::new();
+        let interrupted = Arc::new(AtomicBool::new(false));
+        let seen = Arc::clone(&interrupted);
+        let r: Result<(), ExecError> = Guard::run(
             Duration::from_secs(5),
-            || {},
+            &cancel,
+            move || seen.store(true, Ordering::SeqCst),
             || {
-                handle.cancel();
+                cancel.cancel();
                 Err(ExecError::Engine("interrupted".into()))
             },
         );
         assert!(matches!(r, Err(ExecError::Cancelled)), "{r:?}");
+        assert!(interrupted.load(Ordering::SeqCst));
+    }
+
+    #[test]
+    fn a_cancelled_token_runs_nothing_and_a_fresh_one_runs() {
+        let cancel = CancelToken::new();
+        cancel.cancel();
+        let r = Guard::run(
+            Duration::from_secs(5),
+            &cancel,
+            || {},
+            || -> Result<(), ExecError> { panic!("must not run") },
+        );
+        assert!(matches!(r, Err(ExecError::Cancelled)), "{r:?}");
+        let r = Guard::run(Duration::from_secs(5), &CancelToken::new(), || {}, || Ok(1));
+        assert_eq!(r.unwrap(), 1);
     }
 }

@@ -8,7 +8,7 @@
 
 use std::cell::RefCell;
 use std::str::FromStr;
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
 use tokio::sync::Mutex;
@@ -23,7 +23,7 @@ use super::server::{
 };
 use super::spec::{redact_url, ServerSpec};
 use super::{
-    CancelHandle, Column, DataSource, EngineKind, ExecError, Guard, OpenOptions, QueryStats,
+    CancelToken, Column, DataSource, EngineKind, ExecError, Guard, OpenOptions, QueryStats,
     RowSink, SourceError, Value,
 };
 use crate::safety::{Access, CheckedSql};
@@ -40,7 +40,6 @@ pub(crate) struct MySqlSource {
     connection_id: Arc<AtomicU64>,
     live: Liveness,
     mariadb: bool,
-    guard: Guard,
     options: OpenOptions,
     status: ServerStatus,
 }
@@ -85,7 +84,6 @@ impl MySqlSource {
             connection_id: Arc::new(AtomicU64::new(0)),
             live: Liveness::new(),
             mariadb: false,
-            guard: Guard::new(),
             options,
             status: ServerStatus {
                 version: String::new(),
@@ -156,7 +154,7 @@ impl MySqlSource {
     /// Runs one of aiq's own queries outside any transaction and keeps its rows.
     fn plain_rows(&self, sql: &str) -> Result<Collect, ExecError> {
         let mut out = Collect::default();
-        let no_cancel = AtomicBool::new(false);
+        let no_cancel = CancelToken::new();
         self.rt.block_on(async {
             let mut conn = self.conn.lock().await;
             self.stream(&mut conn, sql, &mut out, &no_cancel).await
@@ -185,7 +183,7 @@ impl MySqlSource {
         sql: &str,
         timeout: Duration,
         sink: &mut dyn RowSink,
-        cancelled: &AtomicBool,
+        cancelled: &CancelToken,
     ) -> Result<(u64, u64), ExecError> {
         sqlx::raw_sql(&self.begin_read(timeout))
             .execute(&mut *conn)
@@ -200,7 +198,7 @@ impl MySqlSource {
     /// limit when given) and keeps its rows.
     fn internal(&self, sql: &str, timeout: Option<Duration>) -> Result<Collect, ExecError> {
         let mut out = Collect::default();
-        let no_cancel = AtomicBool::new(false);
+        let no_cancel = CancelToken::new();
         self.rt.block_on(async {
             let mut conn = self.conn.lock().await;
             let timeout = timeout.unwrap_or(self.options.timeout);
@@ -241,7 +239,7 @@ impl MySqlSource {
         conn: &mut MySqlConnection,
         sql: &str,
         sink: &mut dyn RowSink,
-        cancelled: &AtomicBool,
+        cancelled: &CancelToken,
     ) -> Result<(u64, u64), ExecError> {
         let statement = match (&mut *conn).prepare(sql).await {
             Ok(statement) => statement,
@@ -274,7 +272,7 @@ impl MySqlSource {
         conn: &mut MySqlConnection,
         sql: &str,
         sink: &mut dyn RowSink,
-        cancelled: &AtomicBool,
+        cancelled: &CancelToken,
     ) -> Result<(u64, u64), ExecError> {
         let pending: RefCell<Option<Vec<Column>>> = RefCell::new(None);
         let mut kinds: Vec<Kind> = Vec::new();
@@ -388,29 +386,29 @@ impl DataSource for MySqlSource {
         })
     }
 
-    fn execute(&self, sql: &CheckedSql, sink: &mut dyn RowSink) -> Result<QueryStats, ExecError> {
+    fn execute(
+        &self,
+        sql: &CheckedSql,
+        sink: &mut dyn RowSink,
+        cancel: &CancelToken,
+    ) -> Result<QueryStats, ExecError> {
         // A source opened read-only runs everything as a read, whatever the
         // statement claims to be.
         let write = sql.access() == Access::Write && self.options.allow_write;
-        let cancelled = self.guard.flag();
         let timeout = self.options.timeout;
-        self.guard.execute(sql, timeout, self.canceller(), || {
+        Guard::execute(sql, timeout, cancel, self.canceller(), || {
             server::run_statement(&self.rt, &self.conn, &self.live, write, async |conn| {
                 self.revive(conn).await?;
                 if !write {
-                    return self.read(conn, sql.sql(), timeout, sink, &cancelled).await;
+                    return self.read(conn, sql.sql(), timeout, sink, cancel).await;
                 }
                 sqlx::raw_sql(&self.timeout_setting(timeout))
                     .execute(&mut *conn)
                     .await
                     .map_err(|e| self.error(e))?;
-                self.stream(conn, sql.sql(), sink, &cancelled).await
+                self.stream(conn, sql.sql(), sink, cancel).await
             })
         })
-    }
-
-    fn cancel_handle(&self) -> CancelHandle {
-        self.guard.handle(self.canceller())
     }
 
     fn server_status(&self) -> Option<ServerStatus> {

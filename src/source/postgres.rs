@@ -7,7 +7,7 @@
 use std::collections::HashSet;
 use std::fmt::Write as _;
 use std::str::FromStr;
-use std::sync::atomic::{AtomicBool, AtomicI32, Ordering};
+use std::sync::atomic::{AtomicI32, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
 use tokio::sync::Mutex;
@@ -24,7 +24,7 @@ use super::server::{
 };
 use super::spec::{redact_url, ServerSpec};
 use super::{
-    quote_ident, table_ref, CancelHandle, Column, DataSource, EngineKind, ExecError, Guard,
+    quote_ident, table_ref, CancelToken, Column, DataSource, EngineKind, ExecError, Guard,
     OpenOptions, QueryStats, RowSink, SourceError, Value,
 };
 use crate::safety::{Access, CheckedSql};
@@ -40,7 +40,6 @@ pub(crate) struct PostgresSource {
     /// The server process serving the connection, for `pg_cancel_backend`.
     pid: Arc<AtomicI32>,
     live: Liveness,
-    guard: Guard,
     options: OpenOptions,
     status: ServerStatus,
 }
@@ -87,7 +86,6 @@ impl PostgresSource {
             spec: spec.clone(),
             pid: Arc::new(AtomicI32::new(0)),
             live: Liveness::new(),
-            guard: Guard::new(),
             options,
             status: ServerStatus {
                 version: String::new(),
@@ -130,7 +128,7 @@ impl PostgresSource {
         sql: &str,
         timeout: Option<Duration>,
         sink: &mut dyn RowSink,
-        cancelled: &AtomicBool,
+        cancelled: &CancelToken,
     ) -> Result<(u64, u64), ExecError> {
         let begin = match timeout {
             Some(t) => format!(
@@ -151,7 +149,7 @@ impl PostgresSource {
     /// Runs one of aiq's own catalog queries as a read and keeps its rows.
     fn internal(&self, sql: &str, timeout: Option<Duration>) -> Result<Collect, ExecError> {
         let mut out = Collect::default();
-        let no_cancel = AtomicBool::new(false);
+        let no_cancel = CancelToken::new();
         self.rt.block_on(async {
             let mut conn = self.conn.lock().await;
             self.read(&mut conn, sql, timeout, &mut out, &no_cancel)
@@ -186,7 +184,7 @@ impl PostgresSource {
         conn: &mut PgConnection,
         sql: &str,
         sink: &mut dyn RowSink,
-        cancelled: &AtomicBool,
+        cancelled: &CancelToken,
     ) -> Result<(u64, u64), ExecError> {
         let statement = (&mut *conn).prepare(sql).await.map_err(|e| self.error(e))?;
         let (columns, decoders): (Vec<Column>, Vec<Decoder>) = statement
@@ -255,26 +253,25 @@ impl DataSource for PostgresSource {
         introspect(self).map_err(|e| SourceError(format!("cannot read the PostgreSQL schema: {e}")))
     }
 
-    fn execute(&self, sql: &CheckedSql, sink: &mut dyn RowSink) -> Result<QueryStats, ExecError> {
+    fn execute(
+        &self,
+        sql: &CheckedSql,
+        sink: &mut dyn RowSink,
+        cancel: &CancelToken,
+    ) -> Result<QueryStats, ExecError> {
         // A source opened read-only runs everything as a read, whatever the
         // statement claims to be.
         let write = sql.access() == Access::Write && self.options.allow_write;
-        let cancelled = self.guard.flag();
-        self.guard
-            .execute(sql, self.options.timeout, self.canceller(), || {
-                server::run_statement(&self.rt, &self.conn, &self.live, write, async |conn| {
-                    self.revive(conn).await?;
-                    if write {
-                        self.stream(conn, sql.sql(), sink, &cancelled).await
-                    } else {
-                        self.read(conn, sql.sql(), None, sink, &cancelled).await
-                    }
-                })
+        Guard::execute(sql, self.options.timeout, cancel, self.canceller(), || {
+            server::run_statement(&self.rt, &self.conn, &self.live, write, async |conn| {
+                self.revive(conn).await?;
+                if write {
+                    self.stream(conn, sql.sql(), sink, cancel).await
+                } else {
+                    self.read(conn, sql.sql(), None, sink, cancel).await
+                }
             })
-    }
-
-    fn cancel_handle(&self) -> CancelHandle {
-        self.guard.handle(self.canceller())
+        })
     }
 
     fn server_status(&self) -> Option<ServerStatus> {

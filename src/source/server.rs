@@ -14,7 +14,7 @@ use futures_util::{Stream, StreamExt};
 use sqlx::Either;
 
 use super::spec::{redact_url, ServerSpec};
-use super::{Column, ExecError, RowSink, SourceError, Value};
+use super::{CancelToken, Column, ExecError, RowSink, SourceError, Value};
 use crate::schema::{offer_sample, sample_targets, Table};
 
 /// How long connecting (TCP, TLS and login) may take.
@@ -41,9 +41,7 @@ pub struct ServerStatus {
 /// A single-threaded runtime for one source's driver; the engines block on
 /// it, so the synchronous [`super::DataSource`] trait stays as it is.
 pub(crate) fn runtime() -> Result<tokio::runtime::Runtime, SourceError> {
-    tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()
+    crate::runtime::current_thread()
         .map_err(|e| SourceError(format!("cannot start the database driver: {e}")))
 }
 
@@ -187,7 +185,7 @@ pub(crate) fn exec_error(
 pub(crate) async fn pump<A, R, S>(
     mut rows: S,
     sink: &mut dyn RowSink,
-    cancelled: &AtomicBool,
+    cancelled: &CancelToken,
     affected: impl Fn(&A) -> u64,
     mut convert: impl FnMut(&R, &mut Vec<Value>),
     error: impl Fn(sqlx::Error) -> ExecError,
@@ -206,7 +204,7 @@ where
                 convert(&row, &mut buf);
                 sink.row(&buf)?;
                 count += 1;
-                if count.is_multiple_of(4096) && cancelled.load(Ordering::Relaxed) {
+                if count.is_multiple_of(4096) && cancelled.is_cancelled() {
                     return Err(ExecError::Cancelled);
                 }
             }

@@ -35,7 +35,11 @@ fn open_server(server: &servers::Server) -> Box<dyn super::DataSource> {
 fn run(source: &dyn super::DataSource, sql: &str) -> Result<Vec<Vec<Value>>, super::ExecError> {
     let mut rows = super::server::Collect::default();
     source
-        .execute(&CheckedSql::unchecked_for_tests(sql), &mut rows)
+        .execute(
+            &CheckedSql::unchecked_for_tests(sql),
+            &mut rows,
+            &super::CancelToken::new(),
+        )
         .map(|_| rows.rows)
 }
 
@@ -203,7 +207,7 @@ fn lost_connections_come_back() {
     }
 }
 
-/// Ctrl-C (the cancel handle) stops a running statement on the server, and
+/// Ctrl-C (the turn's cancel token) stops a running statement on the server, and
 /// the same connection answers the next statement.
 #[test]
 fn cancelled_statements_leave_a_usable_connection() {
@@ -216,13 +220,17 @@ fn cancelled_statements_leave_a_usable_connection() {
             servers::Engine::Postgres => "SELECT pg_sleep(30)",
             servers::Engine::MariaDb => "SELECT SLEEP(30)",
         };
-        let handle = source.cancel_handle();
+        let cancel = super::CancelToken::new();
+        let handle = cancel.clone();
         let started = std::time::Instant::now();
         let canceller = std::thread::spawn(move || {
             std::thread::sleep(Duration::from_millis(800));
             handle.cancel();
         });
-        let r = run(source.as_ref(), slow);
+        let mut rows = super::server::Collect::default();
+        let r = source
+            .execute(&CheckedSql::unchecked_for_tests(slow), &mut rows, &cancel)
+            .map(|_| rows.rows);
         canceller.join().unwrap();
         assert!(
             matches!(r, Err(super::ExecError::Cancelled)),

@@ -6,8 +6,8 @@ use std::fs;
 use std::io::Read;
 use std::path::{Path, PathBuf};
 
+use super::saved::SavedSources;
 use super::SourceError;
-use crate::config::SavedSources;
 
 /// What a SOURCE argument resolved to.
 #[derive(Debug, Clone, PartialEq, Eq)]

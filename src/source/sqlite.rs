@@ -13,7 +13,7 @@ use rusqlite::types::ValueRef;
 use rusqlite::{Connection, OpenFlags};
 
 use super::{
-    quote_ident, quote_str, watchdog, CancelHandle, Column, DataSource, EngineKind, ExecError,
+    quote_ident, quote_str, watchdog, CancelToken, Column, DataSource, EngineKind, ExecError,
     Guard, OpenOptions, QueryStats, RowSink, SourceError, Value,
 };
 use crate::safety::{pragma_only_reads, CheckedSql};
@@ -38,7 +38,6 @@ const COMPOUND_CHUNK: usize = 400;
 pub(crate) struct SqliteSource {
     conn: Connection,
     options: OpenOptions,
-    guard: Guard,
 }
 
 impl SqliteSource {
@@ -66,14 +65,15 @@ impl SqliteSource {
             conn.execute_batch("PRAGMA query_only = 1").map_err(fail)?;
             conn.authorizer(Some(read_only_policy)).map_err(fail)?;
         }
-        Ok(SqliteSource {
-            conn,
-            options,
-            guard: Guard::new(),
-        })
+        Ok(SqliteSource { conn, options })
     }
 
-    fn stream(&self, sql: &CheckedSql, sink: &mut dyn RowSink) -> Result<u64, ExecError> {
+    fn stream(
+        &self,
+        sql: &CheckedSql,
+        sink: &mut dyn RowSink,
+        cancel: &CancelToken,
+    ) -> Result<u64, ExecError> {
         let mut stmt = self.conn.prepare(sql.sql()).map_err(engine_error)?;
         let columns: Vec<Column> = stmt
             .columns()
@@ -89,7 +89,7 @@ impl SqliteSource {
             return Ok(self.conn.changes());
         }
         let mut rows = stmt.query([]).map_err(engine_error)?;
-        self.guard.pump(columns.len(), sink, |buf| {
+        Guard::pump(cancel, columns.len(), sink, |buf| {
             let Some(row) = rows.next().map_err(engine_error)? else {
                 return Ok(false);
             };
@@ -111,19 +111,20 @@ impl DataSource for SqliteSource {
             .map_err(|e| SourceError(format!("cannot read the SQLite schema: {e}")))
     }
 
-    fn execute(&self, sql: &CheckedSql, sink: &mut dyn RowSink) -> Result<QueryStats, ExecError> {
+    fn execute(
+        &self,
+        sql: &CheckedSql,
+        sink: &mut dyn RowSink,
+        cancel: &CancelToken,
+    ) -> Result<QueryStats, ExecError> {
         let interrupt = self.conn.get_interrupt_handle();
-        self.guard.execute(
+        Guard::execute(
             sql,
             self.options.timeout,
+            cancel,
             move || interrupt.interrupt(),
-            || self.stream(sql, sink),
+            || self.stream(sql, sink, cancel),
         )
-    }
-
-    fn cancel_handle(&self) -> CancelHandle {
-        let interrupt = self.conn.get_interrupt_handle();
-        self.guard.handle(move || interrupt.interrupt())
     }
 }
 
@@ -487,7 +488,11 @@ mod tests {
 
     fn run(src: &SqliteSource, sql: &str) -> Result<Vec<Vec<Value>>, ExecError> {
         let mut sink = Collect(Vec::new());
-        src.execute(&CheckedSql::unchecked_for_tests(sql), &mut sink)?;
+        src.execute(
+            &CheckedSql::unchecked_for_tests(sql),
+            &mut sink,
+            &CancelToken::new(),
+        )?;
         Ok(sink.0)
     }
 

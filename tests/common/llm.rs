@@ -14,6 +14,7 @@ use std::time::Duration;
 use axum::body::{Body, Bytes};
 use axum::http::{HeaderMap, Method, StatusCode, Uri};
 use axum::response::Response;
+use futures_util::StreamExt;
 use serde_json::{json, Value};
 
 /// One scripted answer.
@@ -33,6 +34,9 @@ pub enum Reply {
     EmptyChoices,
     /// Waits, then answers.
     Slow(Duration, Box<Reply>),
+    /// Streams this text at once, then holds the stream open this long
+    /// before ending it (a model that stalls mid-answer).
+    Stall(String, Duration),
 }
 
 /// A request the server received.
@@ -211,6 +215,21 @@ async fn handle(
             let keep = events.len().saturating_sub(if anthropic { 3 } else { 2 });
             sse(events[..keep].to_vec(), anthropic)
         }
+        Reply::Stall(text, hold) => {
+            let events = if anthropic {
+                anthropic_events(&Reply::Text(text))
+            } else {
+                openai_events(&Reply::Text(text))
+            };
+            let tail = if anthropic { 3 } else { 2 };
+            let split = events.len().saturating_sub(tail);
+            stalled_sse(
+                events[..split].to_vec(),
+                events[split..].to_vec(),
+                hold,
+                anthropic,
+            )
+        }
         Reply::Cut(_) => Response::builder()
             .status(200)
             .header("content-type", "application/json")
@@ -253,6 +272,34 @@ fn sse(events: Vec<String>, crlf: bool) -> Response {
         .status(200)
         .header("content-type", "text/event-stream")
         .body(Body::from_stream(futures_util::stream::iter(pieces)))
+        .unwrap()
+}
+
+/// Like [`sse`], but `first` arrives at once and `rest` only after `hold`.
+fn stalled_sse(first: Vec<String>, rest: Vec<String>, hold: Duration, crlf: bool) -> Response {
+    let frame = |events: Vec<String>| {
+        let mut text = String::new();
+        for e in events {
+            text.push_str(&e);
+            text.push_str("\n\n");
+        }
+        if crlf {
+            text = text.replace('\n', "\r\n");
+        }
+        Bytes::from(text)
+    };
+    let head = frame(first);
+    let tail = frame(rest);
+    let body = futures_util::stream::once(async move { Ok::<_, Infallible>(head) }).chain(
+        futures_util::stream::once(async move {
+            tokio::time::sleep(hold).await;
+            Ok::<_, Infallible>(tail)
+        }),
+    );
+    Response::builder()
+        .status(200)
+        .header("content-type", "text/event-stream")
+        .body(Body::from_stream(body))
         .unwrap()
 }
 

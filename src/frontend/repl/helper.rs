@@ -8,7 +8,7 @@ use rustyline::completion::{Completer, Pair};
 use rustyline::validate::{ValidationContext, ValidationResult, Validator};
 use rustyline::{Context, Helper, Highlighter, Hinter};
 
-use super::commands::COMMANDS;
+use crate::agent::commands::COMMANDS;
 
 /// Completion and validation for the chat prompt.
 #[derive(Helper, Hinter, Highlighter)]

@@ -1,0 +1,357 @@
+//! [`Conversation`]: what every front end drives. It owns the [`Thread`],
+//! the session file and the state a chat changes as it goes (source, output
+//! format), and carries out the slash commands (SPEC §6) — all through
+//! events, so the rustyline chat, the full-screen view and single-shot are
+//! only input and rendering over it.
+//!
+//! Every line submitted ends with exactly one [`Event::TurnFinished`]: a
+//! question or `/sql` with its answer or failure, any other command with
+//! [`Outcome::Done`]. The session file is saved after every turn.
+
+use std::path::PathBuf;
+
+use chrono::Utc;
+
+use super::commands::{help, parse, SlashCommand};
+use super::events::{ConfirmKind, Event, EventSink, PendingAnswer};
+use super::outcome::{AgentError, Answer, Outcome};
+use super::thread::Thread;
+use crate::cancel::{CancelHandle, CancelToken};
+use crate::render::Format;
+use crate::schema::Catalog;
+use crate::session::{self, Session};
+use crate::source::DataSource;
+
+/// A source opened for a conversation.
+pub struct Opened {
+    pub source: Box<dyn DataSource>,
+    pub catalog: Catalog,
+    /// What a session file records: the saved name, or the absolute path /
+    /// the URL without password.
+    pub session_name: String,
+    /// What people see (the chat prompt): the saved name or the file name.
+    pub label: String,
+}
+
+/// Opens another source for `/source` (the composition root knows how).
+pub trait SourceOpener: Send {
+    /// Opens `name` (a saved name, a path or a URL); the error is a line
+    /// for the user.
+    fn open(&self, name: &str) -> Result<Opened, String>;
+}
+
+/// Where a conversation keeps its messages.
+pub enum Keep {
+    /// Nowhere (single-shot without `-s`).
+    Nothing,
+    /// In a new session file in `$AIQ_HOME`, written once there is a message.
+    NewSession,
+    /// In this restored session; its messages become the history.
+    Session(Session),
+}
+
+/// How a conversation is set up.
+pub struct ConversationOptions {
+    /// `$AIQ_HOME`, where new sessions go.
+    pub home: PathBuf,
+    /// The output format results are shown in (until `/format`).
+    pub format: Format,
+    /// A restored session older than this offers a fresh context (SPEC §7.4).
+    pub stale_after_hours: u64,
+    pub opener: Box<dyn SourceOpener>,
+}
+
+/// What the front end does after a line.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Flow {
+    Continue,
+    /// `/exit`, `/quit`: the front end calls [`Conversation::leave`].
+    Exit,
+}
+
+/// One conversation: thread, session file, slash commands.
+pub struct Conversation {
+    thread: Thread,
+    session: Option<Session>,
+    label: String,
+    format: Format,
+    home: PathBuf,
+    stale_after_hours: u64,
+    opener: Box<dyn SourceOpener>,
+}
+
+impl Conversation {
+    /// A conversation over `thread`, whose source is named `label` to people
+    /// and `session_name` in session files.
+    pub fn new(
+        mut thread: Thread,
+        label: String,
+        session_name: String,
+        keep: Keep,
+        options: ConversationOptions,
+    ) -> Self {
+        let database_type = thread.engine().as_str();
+        let session = match keep {
+            Keep::Nothing => None,
+            Keep::NewSession => Some(Session::new(&options.home, &session_name, database_type)),
+            Keep::Session(mut s) => {
+                thread.set_history(s.messages.clone());
+                thread.set_context_start(s.context_start);
+                s.data_source = session_name;
+                s.database_type = database_type.to_string();
+                Some(s)
+            }
+        };
+        Conversation {
+            thread,
+            session,
+            label,
+            format: options.format,
+            home: options.home,
+            stale_after_hours: options.stale_after_hours,
+            opener: options.opener,
+        }
+    }
+
+    pub fn thread(&self) -> &Thread {
+        &self.thread
+    }
+
+    pub fn catalog(&self) -> &Catalog {
+        self.thread.catalog()
+    }
+
+    /// The source as people know it (the chat prompt shows it).
+    pub fn label(&self) -> &str {
+        &self.label
+    }
+
+    pub fn format(&self) -> Format {
+        self.format
+    }
+
+    /// The session file, if this conversation keeps one.
+    pub fn session_path(&self) -> Option<&std::path::Path> {
+        self.session.as_ref().map(|s| s.path.as_path())
+    }
+
+    /// Cancels the turn in flight, whichever it is when used (Ctrl-C, a
+    /// UI's cancel key); survives `/source` and every turn.
+    pub fn canceller(&self) -> CancelHandle {
+        self.thread.canceller()
+    }
+
+    /// For a restored session that is stale (SPEC §7.4): asks whether to
+    /// continue its conversation; no gives the model a fresh context and
+    /// keeps the messages for `/history`. Chat only — single-shot continues.
+    pub fn offer_fresh_context(&mut self, sink: &mut dyn EventSink) {
+        let Some(s) = &self.session else { return };
+        let age = Utc::now() - s.last_updated;
+        let stale = age > chrono::Duration::hours(self.stale_after_hours as i64);
+        if !stale || self.thread.context_start() >= s.messages.len() {
+            return;
+        }
+        let question = format!(
+            "This session was last used {} hours ago. Continue the previous conversation?",
+            age.num_hours()
+        );
+        let cancel = CancelToken::new();
+        let answer =
+            PendingAnswer::ask(sink, &cancel, ConfirmKind::ContinueSession, &question, None);
+        if !matches!(answer, Ok(Some(true))) {
+            self.thread.clear_context();
+            let _ = sink.event(Event::Notice(
+                "Starting a fresh context; the earlier messages stay in /history.".into(),
+            ));
+        }
+    }
+
+    /// One line from the user: a question, or a slash command. Ends with
+    /// exactly one [`Event::TurnFinished`].
+    pub fn submit(&mut self, line: &str, sink: &mut dyn EventSink) -> Flow {
+        let line = line.trim();
+        if line.starts_with('/') {
+            self.apply(parse(line), sink)
+        } else {
+            let _ = self.ask(line, sink);
+            Flow::Continue
+        }
+    }
+
+    /// Asks one question; the session is saved afterwards.
+    pub fn ask(&mut self, question: &str, sink: &mut dyn EventSink) -> Result<Answer, AgentError> {
+        let result = self.thread.ask(question, sink);
+        self.save(sink, false);
+        result
+    }
+
+    /// Carries out a slash command.
+    pub fn apply(&mut self, command: SlashCommand, sink: &mut dyn EventSink) -> Flow {
+        if let SlashCommand::Sql(sql) = &command {
+            let _ = self.thread.run_sql(sql, sink);
+            self.save(sink, false);
+            return Flow::Continue;
+        }
+        let flow = self.command(command, sink);
+        let _ = sink.event(Event::TurnFinished(Outcome::Done));
+        flow
+    }
+
+    fn command(&mut self, command: SlashCommand, sink: &mut dyn EventSink) -> Flow {
+        let mut show = |e: Event| {
+            let _ = sink.event(e);
+        };
+        match command {
+            SlashCommand::Help => show(Event::Listing(help())),
+            SlashCommand::History => {
+                let text = session::transcript(self.thread.history());
+                show(Event::Listing(if text.is_empty() {
+                    "(no messages yet)\n".into()
+                } else {
+                    text
+                }));
+            }
+            SlashCommand::Clear => self.clear(sink),
+            SlashCommand::Sessions => show(Event::Listing(session::listing(&self.home))),
+            SlashCommand::New => self.start_new(sink),
+            SlashCommand::Save(file) => self.save_as(file, sink),
+            SlashCommand::Schema(table) => show(self.schema(table.as_deref())),
+            SlashCommand::Format(name) => match name.parse::<Format>() {
+                Ok(f) => {
+                    self.format = f;
+                    show(Event::Notice(format!("Output format: {f}")));
+                }
+                Err(e) => show(Event::CommandFailed(e)),
+            },
+            SlashCommand::Source(name) => self.switch_source(&name, sink),
+            SlashCommand::Exit => return Flow::Exit,
+            SlashCommand::Unknown(message) => show(Event::CommandFailed(message)),
+            // Runs as a statement turn in `apply`.
+            SlashCommand::Sql(_) => {}
+        }
+        Flow::Continue
+    }
+
+    /// Saves the session and says where (`/exit`, Ctrl-D, quitting a view).
+    pub fn leave(&mut self, sink: &mut dyn EventSink) {
+        self.save(sink, true);
+    }
+
+    fn clear(&mut self, sink: &mut dyn EventSink) {
+        let cancel = CancelToken::new();
+        let asked = PendingAnswer::ask(
+            sink,
+            &cancel,
+            ConfirmKind::ClearHistory,
+            "Clear conversation history?",
+            None,
+        );
+        if matches!(asked, Ok(Some(true))) {
+            self.thread.clear_context();
+            self.save(sink, false);
+            let _ = sink.event(Event::Notice(
+                "History cleared: the next question starts a fresh conversation.".into(),
+            ));
+        } else {
+            let _ = sink.event(Event::Notice("History kept.".into()));
+        }
+    }
+
+    fn start_new(&mut self, sink: &mut dyn EventSink) {
+        self.save(sink, true);
+        self.thread.set_history(Vec::new());
+        if let Some(s) = &self.session {
+            self.session = Some(Session::new(&self.home, &s.data_source, &s.database_type));
+        }
+        let _ = sink.event(Event::Notice("Started a new session.".into()));
+    }
+
+    fn save_as(&mut self, file: Option<String>, sink: &mut dyn EventSink) {
+        if self.thread.history().is_empty() {
+            let _ = sink.event(Event::Notice("Nothing to save yet.".into()));
+            return;
+        }
+        let Some(s) = self.session.as_mut() else {
+            let _ = sink.event(Event::CommandFailed(
+                "this conversation is not kept in a session file".into(),
+            ));
+            return;
+        };
+        let previous = s.path.clone();
+        if let Some(file) = file {
+            s.path = PathBuf::from(file);
+        }
+        // A file that cannot be written keeps the session where it was.
+        if !self.save(sink, true) {
+            if let Some(s) = self.session.as_mut() {
+                s.path = previous;
+            }
+        }
+    }
+
+    fn schema(&self, table: Option<&str>) -> Event {
+        let catalog = self.thread.catalog();
+        let Some(name) = table else {
+            return Event::Listing(catalog.render());
+        };
+        if let Some(t) = catalog.table(name) {
+            let mut text = String::new();
+            t.render(&mut text);
+            return Event::Listing(text);
+        }
+        let near = catalog
+            .tables
+            .iter()
+            .map(|t| t.name.as_str())
+            .min_by_key(|n| strsim::levenshtein(&n.to_lowercase(), &name.to_lowercase()))
+            .map(|n| format!("; did you mean {n}?"))
+            .unwrap_or_default();
+        Event::CommandFailed(format!("no table named {name}{near}"))
+    }
+
+    fn switch_source(&mut self, name: &str, sink: &mut dyn EventSink) {
+        match self.opener.open(name) {
+            Ok(o) => {
+                if let Some(s) = self.session.as_mut() {
+                    s.data_source = o.session_name;
+                    s.database_type = o.source.kind().as_str().to_string();
+                }
+                self.label = o.label;
+                let tables = o.catalog.tables.len();
+                self.thread.set_source(o.source, o.catalog);
+                let _ = sink.event(Event::Notice(format!(
+                    "Now using {} ({tables} tables); the conversation is kept.",
+                    self.label
+                )));
+            }
+            Err(e) => {
+                let _ = sink.event(Event::CommandFailed(e));
+            }
+        }
+    }
+
+    /// Copies the history into the session and writes it; a failed write
+    /// warns and the conversation goes on. False when the write failed.
+    fn save(&mut self, sink: &mut dyn EventSink, announce: bool) -> bool {
+        let Some(s) = self.session.as_mut() else {
+            return true;
+        };
+        s.messages = self.thread.history().to_vec();
+        s.context_start = self.thread.context_start();
+        match s.save() {
+            Ok(written) => {
+                if written && announce {
+                    let _ = sink.event(Event::SessionSaved(s.path.clone()));
+                }
+                true
+            }
+            Err(e) => {
+                let _ = sink.event(Event::Warning(format!(
+                    "cannot save the session to {}: {e}; the chat goes on",
+                    s.path.display()
+                )));
+                false
+            }
+        }
+    }
+}

@@ -1,0 +1,258 @@
+//! Unit tests of [`super::Conversation`] without a terminal: slash
+//! commands as events, one final event per line, the session saved after
+//! every answer, `/clear` and the stale-session question as confirmations,
+//! `/new`, `/save`, `/source`.
+
+use std::path::{Path, PathBuf};
+
+use super::testkit::{source_in, sql, thread_with, Recorder, Scripted, Seen};
+use super::{
+    Conversation, ConversationOptions, Event, Flow, Keep, Opened, Outcome, SourceOpener,
+    ThreadOptions,
+};
+use crate::render::Format;
+use crate::session::Session;
+
+struct DirOpener(PathBuf);
+
+impl SourceOpener for DirOpener {
+    fn open(&self, name: &str) -> Result<Opened, String> {
+        if name == "missing" {
+            return Err("cannot open missing: no such file".into());
+        }
+        let source = source_in(&self.0, name, false);
+        let catalog = source.introspect().map_err(|e| e.to_string())?;
+        Ok(Opened {
+            source,
+            catalog,
+            session_name: name.into(),
+            label: name.into(),
+        })
+    }
+}
+
+fn conversation(dir: &Path, replies: Vec<Scripted>, keep: Keep) -> (Conversation, Seen) {
+    let (thread, seen) = thread_with(dir, replies, ThreadOptions::default());
+    let options = ConversationOptions {
+        home: dir.join("home"),
+        format: Format::Table,
+        stale_after_hours: 12,
+        opener: Box::new(DirOpener(dir.to_path_buf())),
+    };
+    std::fs::create_dir_all(dir.join("home")).unwrap();
+    let conversation = Conversation::new(thread, "t.db".into(), "t.db".into(), keep, options);
+    (conversation, seen)
+}
+
+/// Submits a line; checks it ended with exactly one final event, last.
+fn submit(c: &mut Conversation, line: &str, answer: bool) -> (Flow, Recorder) {
+    let mut sink = Recorder {
+        answer,
+        ..Recorder::default()
+    };
+    let flow = c.submit(line, &mut sink);
+    let finals = sink.outcomes().len();
+    assert_eq!(finals, 1, "{line}: {:?}", sink.events);
+    (flow, sink)
+}
+
+fn texts(sink: &Recorder) -> Vec<String> {
+    sink.events
+        .iter()
+        .filter_map(|e| match e {
+            Event::Listing(t) => Some(format!("listing: {t}")),
+            Event::Notice(t) => Some(format!("notice: {t}")),
+            Event::Warning(t) => Some(format!("warning: {t}")),
+            Event::CommandFailed(t) => Some(format!("failed: {t}")),
+            Event::SessionSaved(p) => Some(format!("saved: {}", p.display())),
+            _ => None,
+        })
+        .collect()
+}
+
+#[test]
+fn slash_commands_answer_with_events() {
+    let dir = tempfile::tempdir().unwrap();
+    let (mut c, _) = conversation(dir.path(), vec![], Keep::NewSession);
+    let (_, s) = submit(&mut c, "/help", false);
+    assert!(texts(&s)[0].contains("/history"), "{:?}", texts(&s));
+    assert_eq!(s.outcomes()[0], &Outcome::Done);
+    let (_, s) = submit(&mut c, "/history", false);
+    assert_eq!(texts(&s), ["listing: (no messages yet)\n"]);
+    let (_, s) = submit(&mut c, "/format csv", false);
+    assert_eq!(texts(&s), ["notice: Output format: csv"]);
+    assert_eq!(c.format(), Format::Csv);
+    let (_, s) = submit(&mut c, "/format xml", false);
+    assert_eq!(
+        texts(&s),
+        ["failed: unknown format 'xml' (choose one of: table, csv, tsv, json, jsonl, markdown)"]
+    );
+    let (_, s) = submit(&mut c, "/schema t", false);
+    assert!(
+        texts(&s)[0].starts_with("listing: table t"),
+        "{:?}",
+        texts(&s)
+    );
+    let (_, s) = submit(&mut c, "/schema tt", false);
+    assert_eq!(texts(&s), ["failed: no table named tt; did you mean t?"]);
+    let (_, s) = submit(&mut c, "/histroy", false);
+    assert_eq!(
+        texts(&s),
+        ["failed: unknown command /histroy; did you mean /history? (/help lists them)"]
+    );
+    let (_, s) = submit(&mut c, "/sql DELETE FROM t", false);
+    assert!(
+        matches!(s.outcomes()[0], Outcome::Failed(super::AgentError::Refused(m)) if m.contains("DELETE")),
+        "{:?}",
+        s.outcomes()
+    );
+    let (flow, _) = submit(&mut c, "/exit", false);
+    assert_eq!(flow, Flow::Exit);
+}
+
+#[test]
+fn answers_are_saved_and_clear_asks_first() {
+    let dir = tempfile::tempdir().unwrap();
+    let (mut c, seen) = conversation(
+        dir.path(),
+        vec![
+            sql("SELECT 1 AS a"),
+            sql("SELECT 2 AS b"),
+            sql("SELECT 3 AS c"),
+        ],
+        Keep::NewSession,
+    );
+    let (_, s) = submit(&mut c, "first", false);
+    assert!(matches!(s.outcomes()[0], Outcome::Answered(a) if a.rows == Some(1)));
+    let path = c.session_path().unwrap().to_path_buf();
+    assert_eq!(
+        Session::load(&path).unwrap().messages.len(),
+        2,
+        "saved after the answer"
+    );
+
+    let (_, s) = submit(&mut c, "/clear", false);
+    let asked = s
+        .events
+        .iter()
+        .any(|e| matches!(e, Event::Confirm(q) if q.question == "Clear conversation history?"));
+    assert!(asked);
+    assert_eq!(texts(&s), ["notice: History kept."]);
+    submit(&mut c, "second", false);
+    assert_eq!(
+        seen.lock().unwrap()[1].len(),
+        4,
+        "system + first pair + question"
+    );
+
+    let (_, s) = submit(&mut c, "/clear", true);
+    assert_eq!(
+        texts(&s),
+        ["notice: History cleared: the next question starts a fresh conversation."]
+    );
+    submit(&mut c, "third", false);
+    assert_eq!(seen.lock().unwrap()[2].len(), 2, "system + question");
+    let saved = Session::load(&path).unwrap();
+    assert_eq!(saved.messages.len(), 6, "the file keeps every message");
+    assert_eq!(saved.context_start, 4);
+}
+
+#[test]
+fn new_save_and_leave_announce_the_file() {
+    let dir = tempfile::tempdir().unwrap();
+    let (mut c, _) = conversation(
+        dir.path(),
+        vec![sql("SELECT 1 AS a"), sql("SELECT 2 AS b")],
+        Keep::NewSession,
+    );
+    let (_, s) = submit(&mut c, "/save", false);
+    assert_eq!(texts(&s), ["notice: Nothing to save yet."]);
+    submit(&mut c, "first", false);
+    let first = c.session_path().unwrap().to_path_buf();
+    let (_, s) = submit(&mut c, "/save /no/such/dir/s.json", false);
+    assert!(texts(&s)[0].starts_with("warning: cannot save the session to /no/such/dir/s.json"));
+    assert_eq!(c.session_path(), Some(first.as_path()), "kept where it was");
+    let elsewhere = dir.path().join("mine.json");
+    let (_, s) = submit(&mut c, &format!("/save {}", elsewhere.display()), false);
+    assert_eq!(texts(&s), [format!("saved: {}", elsewhere.display())]);
+    let (_, s) = submit(&mut c, "/new", false);
+    assert_eq!(
+        texts(&s),
+        [
+            format!("saved: {}", elsewhere.display()),
+            "notice: Started a new session.".to_string()
+        ]
+    );
+    assert!(c.thread().history().is_empty());
+    assert_ne!(c.session_path(), Some(elsewhere.as_path()));
+    let mut sink = Recorder::default();
+    c.leave(&mut sink);
+    assert!(texts(&sink).is_empty(), "an empty session is not written");
+    submit(&mut c, "second", false);
+    let mut sink = Recorder::default();
+    c.leave(&mut sink);
+    assert_eq!(
+        texts(&sink),
+        [format!("saved: {}", c.session_path().unwrap().display())]
+    );
+}
+
+#[test]
+fn source_switches_keep_the_conversation() {
+    let dir = tempfile::tempdir().unwrap();
+    let (mut c, _) = conversation(dir.path(), vec![], Keep::NewSession);
+    let (_, s) = submit(&mut c, "/source missing", false);
+    assert_eq!(texts(&s), ["failed: cannot open missing: no such file"]);
+    assert_eq!(c.label(), "t.db");
+    let (_, s) = submit(&mut c, "/source other.db", false);
+    assert_eq!(
+        texts(&s),
+        ["notice: Now using other.db (1 tables); the conversation is kept."]
+    );
+    assert_eq!(c.label(), "other.db");
+}
+
+#[test]
+fn a_stale_session_asks_before_continuing() {
+    for (answer, context_start) in [(false, 2), (true, 0)] {
+        let dir = tempfile::tempdir().unwrap();
+        let (mut old, _) = conversation(dir.path(), vec![sql("SELECT 1 AS a")], Keep::NewSession);
+        submit(&mut old, "first", false);
+        let path = old.session_path().unwrap().to_path_buf();
+        let mut session = Session::load(&path).unwrap();
+        session.last_updated = chrono::Utc::now() - chrono::Duration::hours(30);
+        let (mut c, _) = conversation(dir.path(), vec![], Keep::Session(session));
+        let mut sink = Recorder {
+            answer,
+            ..Recorder::default()
+        };
+        c.offer_fresh_context(&mut sink);
+        let question = sink.events.iter().find_map(|e| match e {
+            Event::Confirm(q) => Some(q.question.clone()),
+            _ => None,
+        });
+        assert_eq!(
+            question.as_deref(),
+            Some("This session was last used 30 hours ago. Continue the previous conversation?")
+        );
+        assert_eq!(c.thread().context_start(), context_start);
+        assert_eq!(
+            c.thread().history().len(),
+            2,
+            "the messages stay for /history"
+        );
+    }
+}
+
+#[test]
+fn a_fresh_session_is_not_stale() {
+    let dir = tempfile::tempdir().unwrap();
+    let (mut c, _) = conversation(
+        dir.path(),
+        vec![Scripted::Text("hi".into())],
+        Keep::NewSession,
+    );
+    let mut sink = Recorder::default();
+    c.offer_fresh_context(&mut sink);
+    assert!(sink.events.is_empty());
+}

@@ -1,0 +1,253 @@
+//! The one statement runner. Model SQL, `/sql`, `-e` and (next) Lua's
+//! `aiq.query` all run here, so the gate, the confirmation of writes, the
+//! events, row streaming, previews and error wording cannot drift apart:
+//!
+//! gate (`safety::check`) → confirmation if it writes → `QueryStarted` →
+//! `DataSource::execute` under the turn's cancel token, rows to the sink in
+//! batches → `QueryFinished`.
+
+use std::io;
+
+use super::events::{ConfirmKind, Event, EventSink, PendingAnswer};
+use super::outcome::{AgentError, Answer, Outcome};
+use super::{PREVIEW_BYTES, PREVIEW_ROWS};
+use crate::cancel::{CancelToken, TurnSlot};
+use crate::safety::{self, Access, Policy, Refusal};
+use crate::source::{Column, DataSource, ExecError, QueryStats, RowSink, Value};
+
+/// Rows per `Event::Rows` batch.
+const BATCH: usize = 256;
+
+/// A statement that ran.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Ran {
+    pub stats: QueryStats,
+    /// The first rows as CSV (at most [`PREVIEW_ROWS`] rows, [`PREVIEW_BYTES`]).
+    pub preview: String,
+}
+
+/// Why a statement did not run to the end.
+#[derive(Debug)]
+pub enum StatementError {
+    /// The SQL does not parse (the parser's message). The model may fix it;
+    /// otherwise it is refused like any statement the gate cannot prove safe.
+    Unparsable(String),
+    /// The safety policy refused it.
+    Refused(String),
+    /// It changes data and was not confirmed.
+    Declined(String),
+    /// The engine failed it (the engine's message). The model may fix it.
+    Engine(String),
+    /// It ran past the statement timeout.
+    Timeout(String),
+    Cancelled,
+    /// The sink failed (a closed pipe).
+    Output(io::Error),
+}
+
+impl StatementError {
+    /// What the model is told when it may try again.
+    pub fn fixable(&self) -> Option<&str> {
+        match self {
+            StatementError::Unparsable(why) | StatementError::Engine(why) => Some(why),
+            _ => None,
+        }
+    }
+}
+
+impl From<StatementError> for AgentError {
+    fn from(e: StatementError) -> Self {
+        match e {
+            StatementError::Unparsable(m)
+            | StatementError::Refused(m)
+            | StatementError::Declined(m) => AgentError::Refused(m),
+            StatementError::Engine(m) => AgentError::QueryFailed(format!("query failed: {m}")),
+            StatementError::Timeout(m) => AgentError::QueryFailed(m),
+            StatementError::Cancelled => AgentError::Cancelled,
+            StatementError::Output(e) => e.into(),
+        }
+    }
+}
+
+impl From<io::Error> for StatementError {
+    fn from(e: io::Error) -> Self {
+        StatementError::Output(e)
+    }
+}
+
+/// Runs one statement: gate, confirmation, execution, events.
+pub fn run_statement(
+    source: &dyn DataSource,
+    sql: &str,
+    policy: Policy,
+    cancel: &CancelToken,
+    sink: &mut dyn EventSink,
+) -> Result<Ran, StatementError> {
+    let checked = match safety::check(sql, source.dialect(), policy) {
+        Ok(checked) => checked,
+        Err(r @ Refusal::Unparsable { .. }) => {
+            return Err(StatementError::Unparsable(r.to_string()))
+        }
+        Err(r) => return Err(StatementError::Refused(r.to_string())),
+    };
+    if checked.access() == Access::Write {
+        let detail = Some(checked.sql().to_string());
+        match PendingAnswer::ask(sink, cancel, ConfirmKind::Write, "Run this statement?", detail)? {
+            Some(true) => {}
+            Some(false) => {
+                return Err(StatementError::Declined(format!(
+                    "not run: {} changes data and was not confirmed (answer y at the prompt, or add --yes to run it from a script)",
+                    checked.kind()
+                )))
+            }
+            None => return Err(StatementError::Cancelled),
+        }
+    }
+    sink.event(Event::QueryStarted {
+        sql: checked.sql().to_string(),
+    })?;
+    let mut forward = Forward::new(sink);
+    let result = source.execute(&checked, &mut forward, cancel);
+    let flushed = forward.flush();
+    let preview = std::mem::take(&mut forward.preview).finish();
+    let stats = match result {
+        Ok(stats) => stats,
+        Err(ExecError::Engine(msg)) => return Err(StatementError::Engine(msg)),
+        Err(ExecError::Cancelled) => return Err(StatementError::Cancelled),
+        Err(ExecError::Output(e)) => return Err(StatementError::Output(e)),
+        Err(e @ ExecError::Timeout(_)) => {
+            return Err(StatementError::Timeout(format!(
+                "{e} (raise [query] timeout_secs in config.toml, or narrow the query)"
+            )))
+        }
+    };
+    flushed?;
+    sink.event(Event::QueryFinished {
+        rows: stats.rows,
+        elapsed: stats.elapsed,
+        changed: stats.changed,
+    })?;
+    Ok(Ran { stats, preview })
+}
+
+/// A statement typed by the user (`/sql`, `-e`) as a whole turn: a fresh
+/// cancel token in `slot`, the runner, and the one final event.
+pub fn statement_turn(
+    source: &dyn DataSource,
+    sql: &str,
+    policy: Policy,
+    slot: &TurnSlot,
+    sink: &mut dyn EventSink,
+) -> Result<Answer, AgentError> {
+    let (cancel, _turn) = slot.begin();
+    let result = run_statement(source, sql, policy, &cancel, sink)
+        .map(|ran| Answer {
+            text: String::new(),
+            code: Some(sql.to_string()),
+            rows: Some(ran.stats.rows),
+        })
+        .map_err(AgentError::from);
+    finish_turn(sink, result)
+}
+
+/// Sends the one final event of a turn and hands the result back. A sink
+/// that fails here (a closed pipe) changes nothing: the turn is over.
+pub fn finish_turn(
+    sink: &mut dyn EventSink,
+    result: Result<Answer, AgentError>,
+) -> Result<Answer, AgentError> {
+    let _ = sink.event(Event::TurnFinished(Outcome::from(&result)));
+    result
+}
+
+/// A [`RowSink`] that forwards rows to the event sink in batches and keeps
+/// the preview.
+struct Forward<'a> {
+    sink: &'a mut dyn EventSink,
+    batch: Vec<Vec<Value>>,
+    preview: Preview,
+}
+
+impl<'a> Forward<'a> {
+    fn new(sink: &'a mut dyn EventSink) -> Self {
+        Forward {
+            sink,
+            batch: Vec::new(),
+            preview: Preview::default(),
+        }
+    }
+
+    fn flush(&mut self) -> io::Result<()> {
+        if self.batch.is_empty() {
+            return Ok(());
+        }
+        self.sink
+            .event(Event::Rows(std::mem::take(&mut self.batch)))
+    }
+}
+
+impl RowSink for Forward<'_> {
+    fn columns(&mut self, columns: &[Column]) -> io::Result<()> {
+        self.preview.columns(columns);
+        self.sink.event(Event::Columns(columns.to_vec()))
+    }
+
+    fn row(&mut self, row: &[Value]) -> io::Result<()> {
+        self.preview.row(row);
+        self.batch.push(row.to_vec());
+        if self.batch.len() >= BATCH {
+            self.flush()?;
+        }
+        Ok(())
+    }
+}
+
+/// The first rows as CSV, at most [`PREVIEW_ROWS`] rows and [`PREVIEW_BYTES`].
+#[derive(Default)]
+struct Preview {
+    text: String,
+    rows: usize,
+    full: bool,
+}
+
+impl Preview {
+    fn line(&mut self, cells: impl Iterator<Item = String>) {
+        if self.full {
+            return;
+        }
+        let mut w = csv::WriterBuilder::new().from_writer(Vec::new());
+        let cells: Vec<String> = cells.collect();
+        let line = match w
+            .write_record(&cells)
+            .and_then(|_| w.flush().map_err(csv::Error::from))
+        {
+            Ok(()) => String::from_utf8_lossy(w.get_ref()).into_owned(),
+            Err(_) => return,
+        };
+        if self.text.len() + line.len() > PREVIEW_BYTES {
+            self.full = true;
+            return;
+        }
+        self.text.push_str(&line);
+    }
+
+    fn columns(&mut self, columns: &[Column]) {
+        self.line(columns.iter().map(|c| c.name.clone()));
+    }
+
+    fn row(&mut self, row: &[Value]) {
+        if self.rows >= PREVIEW_ROWS {
+            self.full = true;
+            return;
+        }
+        self.rows += 1;
+        self.line(row.iter().map(|v| match v {
+            Value::Null => "NULL".to_string(),
+            v => v.to_text(),
+        }));
+    }
+
+    fn finish(self) -> String {
+        self.text
+    }
+}

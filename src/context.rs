@@ -1,0 +1,210 @@
+//! The composition root: what every mode and subcommand gets (the loaded,
+//! immutable configuration, the global flags, the environment) and the one
+//! place that turns settings into working parts — a source opened and
+//! introspected, the model connected, the output format chosen, a
+//! [`Conversation`] assembled. Front ends sit above this; the core below it
+//! knows nothing of flags or the terminal.
+
+use std::io::{self, IsTerminal};
+use std::path::Path;
+use std::time::Duration;
+
+use crate::agent::{
+    Conversation, ConversationOptions, Keep, Opened, SourceOpener, Thread, ThreadOptions,
+};
+use crate::cli::{AskArgs, GlobalArgs, ModelArgs, RunArgs};
+use crate::config::Config;
+use crate::error::AiqError;
+use crate::llm::{self, ChatModel};
+use crate::render::{Format, RenderOptions};
+use crate::source::{self, strip_password, OpenOptions, Resolved, SourceError};
+
+/// What every command gets.
+pub struct Context<'a> {
+    pub config: &'a Config,
+    pub global: &'a GlobalArgs,
+    pub env: &'a dyn Fn(&str) -> Option<String>,
+}
+
+impl Context<'_> {
+    /// Resolves SOURCE, or the default saved source when none is given.
+    pub fn resolve_source(&self, arg: Option<&str>) -> Result<Resolved, AiqError> {
+        resolve(self.config, arg)
+    }
+
+    /// Colour only on a terminal, without `--no-color` and without `NO_COLOR`.
+    pub fn color(&self) -> bool {
+        self.color_allowed() && io::stdout().is_terminal()
+    }
+
+    /// The same for what goes to stderr (spinner, streamed answer).
+    pub fn color_stderr(&self) -> bool {
+        self.color_allowed() && io::stderr().is_terminal()
+    }
+
+    fn color_allowed(&self) -> bool {
+        !self.global.no_color && (self.env)("NO_COLOR").map(|v| v.is_empty()).unwrap_or(true)
+    }
+
+    /// The statement timeout from the config.
+    pub fn query_timeout(&self) -> Duration {
+        query_timeout(self.config)
+    }
+
+    /// Resolves (SOURCE or the default), opens and introspects a source.
+    pub fn open_source(&self, arg: Option<&str>, allow_write: bool) -> Result<Opened, AiqError> {
+        open_named(self.config, arg, allow_write)
+    }
+
+    /// Opens sources for `/source`, with the same settings.
+    pub fn opener(&self, allow_write: bool) -> Box<dyn SourceOpener> {
+        Box::new(ConfigOpener {
+            config: self.config.clone(),
+            allow_write,
+        })
+    }
+
+    /// The model the flags, environment and config name.
+    pub fn connect_model(&self, flags: &ModelArgs) -> Result<Box<dyn ChatModel>, AiqError> {
+        let settings = llm::settings::resolve(&self.config.llm, &flags.llm_flags(), self.env)?;
+        tracing::info!(?settings, "model");
+        Ok(llm::connect(&settings)?)
+    }
+
+    /// A conversation over an opened source with a connected model.
+    pub fn conversation(
+        &self,
+        model: Box<dyn ChatModel>,
+        opened: Opened,
+        keep: Keep,
+        run: &RunArgs,
+        ask: &AskArgs,
+    ) -> Conversation {
+        let thread = Thread::new(
+            model,
+            opened.source,
+            opened.catalog,
+            ThreadOptions {
+                history_limit: ask.history_limit.unwrap_or(self.config.chat.history_limit),
+                allow_write: run.allow_write,
+                execute: !ask.sql_only,
+                today: None,
+            },
+        );
+        let (format, _) = output_setup(self, run);
+        Conversation::new(
+            thread,
+            opened.label,
+            opened.session_name,
+            keep,
+            ConversationOptions {
+                home: self.config.home.clone(),
+                format,
+                stale_after_hours: self.config.chat.stale_after_hours,
+                opener: self.opener(run.allow_write),
+            },
+        )
+    }
+}
+
+fn resolve(config: &Config, arg: Option<&str>) -> Result<Resolved, AiqError> {
+    let name = match arg {
+        Some(a) => a.to_string(),
+        None => match &config.sources.default {
+            Some(d) => d.clone(),
+            None => {
+                return Err(AiqError::Usage(
+                    "no data source given and no default saved: pass SOURCE (a file, folder or URL), or save one with `aiq sources add NAME PATH` and `aiq sources default NAME`".into(),
+                ))
+            }
+        },
+    };
+    source::resolve(&name, &config.sources).map_err(source_error)
+}
+
+fn query_timeout(config: &Config) -> Duration {
+    Duration::from_secs(config.query.timeout_secs.max(1))
+}
+
+/// Resolves, opens and introspects a source, and names it for people and
+/// for session files.
+fn open_named(config: &Config, arg: Option<&str>, allow_write: bool) -> Result<Opened, AiqError> {
+    let resolved = resolve(config, arg)?;
+    let options = OpenOptions {
+        allow_write,
+        timeout: query_timeout(config),
+    };
+    let source = source::open(&resolved.spec, options).map_err(source_error)?;
+    let catalog = source.introspect().map_err(source_error)?;
+    let name = resolved.label;
+    let (session_name, label) = if name.contains("://") {
+        let shown = strip_password(&name);
+        (shown.clone(), shown)
+    } else if config.sources.get(&name).is_some() {
+        (name.clone(), name)
+    } else {
+        let path = Path::new(&name);
+        let absolute = std::fs::canonicalize(path)
+            .map(|p| p.display().to_string())
+            .unwrap_or_else(|_| name.clone());
+        let file = path
+            .file_name()
+            .map(|f| f.to_string_lossy().into_owned())
+            .unwrap_or_else(|| name.clone());
+        (absolute, file)
+    };
+    Ok(Opened {
+        source,
+        catalog,
+        session_name,
+        label,
+    })
+}
+
+/// `/source` for a conversation: the config it was started with.
+struct ConfigOpener {
+    config: Config,
+    allow_write: bool,
+}
+
+impl SourceOpener for ConfigOpener {
+    fn open(&self, name: &str) -> Result<Opened, String> {
+        open_named(&self.config, Some(name), self.allow_write).map_err(|e| e.to_string())
+    }
+}
+
+/// The output format and how to render it: `-f` or the terminal default,
+/// `--max-rows` or the config's `chat.max_rows` for table/markdown, the
+/// terminal width.
+pub fn output_setup(ctx: &Context<'_>, args: &RunArgs) -> (Format, RenderOptions) {
+    let tty = io::stdout().is_terminal();
+    let format = args
+        .format
+        .unwrap_or(if tty { Format::Table } else { Format::Csv });
+    (format, render_options(ctx, args, format))
+}
+
+/// How `format` is rendered: `--max-rows` (or `chat.max_rows` for formats
+/// for people), colour, the terminal width.
+pub fn render_options(ctx: &Context<'_>, args: &RunArgs, format: Format) -> RenderOptions {
+    let tty = io::stdout().is_terminal();
+    let max_rows = match args.max_rows {
+        Some(n) => Some(n),
+        None if format.is_for_people() => Some(ctx.config.chat.max_rows),
+        None => None,
+    };
+    let width = if tty {
+        crossterm::terminal::size().ok().map(|(w, _)| w)
+    } else {
+        None
+    };
+    RenderOptions {
+        max_rows,
+        color: ctx.color(),
+        width,
+    }
+}
+
+pub(crate) fn source_error(e: SourceError) -> AiqError {
+    AiqError::Source(e.0)
+}

@@ -1,0 +1,45 @@
+//! Saved sources (`[sources]` in config.toml): a name for a path or URL, and
+//! which one is the default. The config loader reads them; resolving a
+//! SOURCE argument looks names up here. Types only: no file access.
+
+use std::collections::BTreeMap;
+
+use serde::Deserialize;
+
+/// `[sources]`: the default source's name and the saved sources.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct SavedSources {
+    pub default: Option<String>,
+    entries: BTreeMap<String, SavedSource>,
+}
+
+/// `[sources.NAME]`.
+#[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct SavedSource {
+    pub url: String,
+    pub password_env: Option<String>,
+}
+
+impl SavedSources {
+    pub fn get(&self, name: &str) -> Option<&SavedSource> {
+        self.entries.get(name)
+    }
+
+    pub fn names(&self) -> impl Iterator<Item = &str> {
+        self.entries.keys().map(String::as_str)
+    }
+
+    pub fn iter(&self) -> impl Iterator<Item = (&str, &SavedSource)> {
+        self.entries.iter().map(|(k, v)| (k.as_str(), v))
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.entries.is_empty()
+    }
+
+    /// Adds (or replaces) a saved source; the config loader fills the list.
+    pub fn insert(&mut self, name: String, source: SavedSource) {
+        self.entries.insert(name, source);
+    }
+}

@@ -21,12 +21,13 @@ pub fn main() -> i32 {
         }
     };
     init_tracing(cli.global.verbose);
+    crate::cleanup::install_signal_handlers();
     let env = |key: &str| std::env::var(key).ok();
     match run(cli, &env) {
         Ok(()) => 0,
         Err(AiqError::Reported(code)) => code,
         Err(e) => {
-            eprintln!("aiq: {e}");
+            crate::error::stderr_line(&format!("aiq: {e}"));
             e.exit_code()
         }
     }
@@ -36,7 +37,7 @@ pub fn main() -> i32 {
 pub fn run(cli: Cli, env: &dyn Fn(&str) -> Option<String>) -> Result<(), AiqError> {
     let config = Config::load(env)?;
     for warning in &config.warnings {
-        eprintln!("aiq: warning: {warning}");
+        crate::error::stderr_line(&format!("aiq: warning: {warning}"));
     }
     let ctx = Context {
         config: &config,

@@ -18,6 +18,7 @@
 #      same table, same run (goal: aiq <= 1.5x psql's wall time), when a
 #      PostgreSQL server is installed (Debian: postgresql); the script starts
 #      its own on 127.0.0.1 with a temp data dir and stops it afterwards;
+#   7. `aiq demo` from an empty $AIQ_HOME to the example tables (goal: < 1 s);
 #   6. `aiq schema` on a 2,000-table PostgreSQL database, same server: cold
 #      (`--refresh`, goal: < 300 ms) and warm (goal: < 20 ms).
 set -euo pipefail
@@ -160,6 +161,12 @@ SQL
   pg_schema_line="cold ${t_pg_schema} ms, warm ${t_pg_schema_warm} ms ($("$aiq" schema "postgres://postgres@127.0.0.1:$pgport/wide" | grep -c '^table ') tables)"
 fi
 
+echo "7. aiq demo from an empty home" >&2
+hyperfine -N --warmup 1 --runs 10 --export-json "$work/demo.json" \
+  --prepare "rm -rf '$work/demohome'" \
+  -n "aiq demo" "env AIQ_HOME='$work/demohome' OLLAMA_HOST=127.0.0.1:9 AIQ_PROVIDER= AIQ_BASE_URL= AIQ_API_KEY= AIQ_MODEL= '$aiq' demo" >&2
+read -r t_demo <<<"$(result "$work/demo.json")"
+
 ratio=$(python3 -c "print(f'{$t_aiq/$t_sqlite:.2f}')")
 cat <<EOF
 
@@ -172,4 +179,5 @@ cat <<EOF
 | 10 MB session file | ${session_line} | < 50 ms each |
 | 1M rows from PostgreSQL to CSV (medians) | ${pg_line} | ≤ 1.5× psql |
 | \`aiq schema\`, 2,000 PostgreSQL tables (medians) | ${pg_schema_line} | < 300 ms cold, < 20 ms warm |
+| \`aiq demo\` from an empty home to the example tables (median) | ${t_demo} ms | < 1 s |
 EOF

@@ -190,6 +190,17 @@ pub enum Command {
         #[command(flatten)]
         model: ModelArgs,
     },
+    /// Write the demo shop, save it as the source `demo` and open a chat on
+    /// it (or, without a model, show example results and how to connect one)
+    Demo {
+        /// Write the demo shop again
+        #[arg(long)]
+        reset: bool,
+        #[command(flatten)]
+        run: RunArgs,
+        #[command(flatten)]
+        ask: AskArgs,
+    },
     /// Print a shell completion script
     Completions {
         /// bash, zsh, fish, powershell or elvish

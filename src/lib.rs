@@ -35,6 +35,7 @@ pub mod cli;
 pub mod commands;
 pub mod config;
 pub mod context;
+pub mod demo;
 pub mod error;
 pub mod frontend;
 pub mod home;

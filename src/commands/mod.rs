@@ -4,6 +4,7 @@
 //! act on; none of them prints an error itself.
 
 pub mod config_cmd;
+pub mod demo;
 pub mod doctor;
 pub mod schema;
 pub mod sessions;
@@ -25,6 +26,7 @@ pub fn dispatch(ctx: &Context<'_>, command: Command) -> Result<(), AiqError> {
         Command::Sources(cmd) => sources::run(ctx, cmd),
         Command::Config(cmd) => config_cmd::run(ctx, cmd),
         Command::Doctor { source, model } => doctor::run(ctx, source.as_deref(), &model),
+        Command::Demo { reset, run, ask } => demo::run(ctx, reset, &run, &ask),
         Command::Completions { shell } => {
             let mut out = Vec::new();
             clap_complete::generate(shell, &mut Cli::command(), "aiq", &mut out);

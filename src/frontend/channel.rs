@@ -35,9 +35,13 @@ impl EventSink for ChannelSink {
     }
 }
 
+/// Work for the conversation that is not a line (see [`Worker::run`]).
+type Job = Box<dyn FnOnce(&mut Conversation, &mut dyn EventSink) + Send>;
+
 /// What the drawing thread asks of the worker.
 enum Submission {
     Line(String),
+    Run(Job),
     Leave,
 }
 
@@ -67,6 +71,7 @@ impl Worker {
                                 break;
                             }
                         }
+                        Submission::Run(job) => job(&mut conversation, &mut sink),
                         Submission::Leave => {
                             conversation.leave(&mut sink);
                             break;
@@ -86,6 +91,14 @@ impl Worker {
     /// follow, ending with one `TurnFinished`.
     pub fn submit(&self, line: impl Into<String>) {
         let _ = self.submissions.send(Submission::Line(line.into()));
+    }
+
+    /// Runs `job` on the worker, in order with the lines, with the
+    /// conversation and the channel sink — for what is not a line, such as
+    /// [`Conversation::offer_fresh_context`] (which asks through a
+    /// confirmation event and ends with no `TurnFinished`).
+    pub fn run(&self, job: impl FnOnce(&mut Conversation, &mut dyn EventSink) + Send + 'static) {
+        let _ = self.submissions.send(Submission::Run(Box::new(job)));
     }
 
     /// Cancels the turn in flight, if any.
@@ -110,8 +123,19 @@ impl Worker {
             return Vec::new();
         };
         let _ = self.submissions.send(Submission::Leave);
-        // The channel closes when the worker has left.
-        let rest: Vec<Event> = self.events.iter().collect();
+        // The channel closes when the worker has left. A question asked on
+        // the way out is answered no, so leaving never waits on it.
+        let rest: Vec<Event> = self
+            .events
+            .iter()
+            .filter_map(|event| match event {
+                Event::Confirm(c) => {
+                    c.answer(false);
+                    None
+                }
+                other => Some(other),
+            })
+            .collect();
         let _ = thread.join();
         rest
     }
@@ -125,5 +149,87 @@ impl Drop for Worker {
             self.cancel.cancel();
             self.stop();
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::agent::testkit::{sql, thread_with};
+    use crate::agent::{
+        ConfirmKind, ConversationOptions, Keep, Opened, Outcome, PendingAnswer, SourceOpener,
+        ThreadOptions,
+    };
+    use crate::cancel::CancelToken;
+
+    struct NoOpener;
+
+    impl SourceOpener for NoOpener {
+        fn open(&self, name: &str) -> Result<Opened, String> {
+            Err(format!("cannot open {name}"))
+        }
+    }
+
+    fn worker(dir: &std::path::Path) -> Worker {
+        let (thread, _) = thread_with(dir, vec![sql("SELECT 1 AS a")], ThreadOptions::default());
+        let options = ConversationOptions {
+            home: dir.to_path_buf(),
+            format: crate::render::Format::Table,
+            stale_after_hours: 12,
+            opener: Box::new(NoOpener),
+        };
+        let conversation = Conversation::new(
+            thread,
+            "t.db".into(),
+            "t.db".into(),
+            Keep::NewSession,
+            options,
+        );
+        Worker::spawn(conversation).unwrap()
+    }
+
+    #[test]
+    fn jobs_run_in_order_with_the_lines_and_leaving_saves() {
+        let dir = tempfile::tempdir().unwrap();
+        let w = worker(dir.path());
+        w.run(|_, sink| {
+            let _ = sink.event(Event::Notice("before".into()));
+        });
+        w.submit("first");
+        let mut seen = Vec::new();
+        while !matches!(seen.last(), Some(Event::TurnFinished(_))) {
+            seen.push(w.events().recv().unwrap());
+        }
+        assert!(matches!(&seen[0], Event::Notice(n) if n == "before"));
+        assert!(matches!(
+            seen.last(),
+            Some(Event::TurnFinished(Outcome::Answered(_)))
+        ));
+        let rest = w.leave();
+        assert!(
+            matches!(rest.as_slice(), [Event::SessionSaved(_)]),
+            "{rest:?}"
+        );
+    }
+
+    #[test]
+    fn a_question_asked_while_leaving_is_answered_no() {
+        let dir = tempfile::tempdir().unwrap();
+        let w = worker(dir.path());
+        let (tx, rx) = std::sync::mpsc::channel();
+        // Like the stale-session question: not reachable by a cancel.
+        w.run(move |_, sink| {
+            let asked = PendingAnswer::ask(
+                sink,
+                &CancelToken::new(),
+                ConfirmKind::ContinueSession,
+                "Continue?",
+                None,
+            );
+            let _ = tx.send(asked.ok().flatten());
+        });
+        let rest = w.leave();
+        assert!(rest.is_empty(), "{rest:?}");
+        assert_eq!(rx.recv().unwrap(), Some(false));
     }
 }

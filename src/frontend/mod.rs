@@ -9,6 +9,7 @@ pub mod direct;
 pub mod oneshot;
 pub mod repl;
 pub mod sink;
+pub mod start;
 
 use std::io::Write;
 

@@ -10,6 +10,7 @@ pub mod oneshot;
 pub mod repl;
 pub mod sink;
 pub mod start;
+pub mod tui;
 
 use std::io::Write;
 

@@ -202,15 +202,22 @@ fn restore_a_stale_session_then_sql_and_clear_through_dialogs() {
     let db = sb.shop_sqlite();
     let file = sb.path().join("old.json");
     stale_session(&file, &db);
-    let server = ModelServer::start(vec![fenced("SELECT 7 AS seven")]);
+    let server = ModelServer::start(vec![
+        Reply::Cut("```sql\nSELECT 6".into()),
+        fenced("SELECT 7 AS seven"),
+    ]);
     let mut s = Screen::start(&sb, &server, &["-s", file.to_str().unwrap(), "--tui"]);
     s.wait_for("previous conversation?");
     s.send("n");
     s.wait_for("Starting a fresh context");
+    // A model connection cut mid-answer shows in the panes; the session goes on.
+    s.send("cut short?\r");
+    s.wait_for("stream ended before the answer was complete");
+    s.wait_for("ready");
     s.send("what now?\r");
     s.wait_for("1 row in");
     // No: the model got a fresh context (system + question).
-    assert_eq!(server.chats()[0].messages().len(), 2);
+    assert_eq!(server.chats()[1].messages().len(), 2);
 
     s.send("/sql SELECT count(*) AS total FROM orders\r");
     s.wait_for("│ total");

@@ -233,7 +233,7 @@ impl App {
         };
         app.set_input("");
         for note in notes {
-            app.log.add(Kind::Warning, note.trim_start_matches("aiq: "));
+            app.note(Kind::Warning, note.trim_start_matches("aiq: "));
         }
         app
     }
@@ -369,6 +369,37 @@ impl App {
         self.input.set_cursor_style(cursor);
     }
 
+    /// Adds to the conversation pane.
+    fn show(&mut self, entry: Entry) {
+        self.change_transcript(|t| t.push(entry));
+    }
+
+    /// Adds a line to the log pane, keeping a reader's place.
+    fn note(&mut self, kind: Kind, text: &str) {
+        let back = self.log.scroll.back;
+        if back == 0 {
+            return self.log.add(kind, text);
+        }
+        let width = self.inside(Focus::Log).width;
+        let before = self.log.rows(width);
+        self.log.add(kind, text);
+        self.log.scroll.back = back + self.log.rows(width).saturating_sub(before);
+    }
+
+    /// Changes the conversation pane; a reader who scrolled back keeps
+    /// their place while text arrives below.
+    fn change_transcript(&mut self, change: impl FnOnce(&mut Transcript)) {
+        let back = self.transcript.scroll.back;
+        if back == 0 {
+            return change(&mut self.transcript);
+        }
+        let (mode, width) = (self.status.mode, self.inside(Focus::Conversation).width);
+        let before = self.transcript.rows(mode, width);
+        change(&mut self.transcript);
+        let after = self.transcript.rows(mode, width);
+        self.transcript.scroll.back = back + after.saturating_sub(before);
+    }
+
     fn phase(&mut self, phase: Phase) {
         if let Some(t) = self.turn.as_mut() {
             t.phase = phase;
@@ -385,7 +416,7 @@ impl App {
                 }
                 self.streamed = false;
                 self.transcript.close_answer();
-                self.log.add(
+                self.note(
                     Kind::Request,
                     &format!("asking {} {}", self.status.provider, self.status.model),
                 );
@@ -393,11 +424,11 @@ impl App {
             Event::TextDelta(text) => {
                 self.phase(Phase::Answering);
                 self.streamed = true;
-                self.transcript.stream(&text);
+                self.change_transcript(|t| t.stream(&text));
             }
             Event::Proposed { mode, code } => {
                 if !self.streamed {
-                    self.transcript.push(Entry::Code(mode, code));
+                    self.show(Entry::Code(mode, code));
                 }
             }
             Event::Confirm(c) => {
@@ -407,7 +438,7 @@ impl App {
             }
             Event::QueryStarted { sql } => {
                 self.phase(Phase::Running);
-                self.log.add(Kind::Statement, &sql);
+                self.note(Kind::Statement, &sql);
                 self.grid.start(&sql);
             }
             Event::Columns(columns) => self.grid.columns(columns),
@@ -429,19 +460,19 @@ impl App {
                     .push(Entry::Fix(format!("{why} (try {attempt})")));
             }
             Event::ToolCall { name, arguments } => {
-                self.log.add(Kind::Request, &format!("{name} {arguments}"))
+                self.note(Kind::Request, &format!("{name} {arguments}"))
             }
             Event::ToolResult { name, result } => {
-                self.log.add(Kind::Reply, &format!("{name}: {result}"))
+                self.note(Kind::Reply, &format!("{name}: {result}"))
             }
-            Event::Output(text) => self.transcript.push(Entry::Output(text)),
+            Event::Output(text) => self.show(Entry::Output(text)),
             Event::Usage(u) => {
                 self.tokens += u.input_tokens + u.output_tokens;
                 let took = self
                     .turn
                     .map(|t| self.now.duration_since(t.request))
                     .unwrap_or_default();
-                self.log.add(
+                self.note(
                     Kind::Reply,
                     &format!(
                         "model: {} in, {} out tokens · {}",
@@ -451,16 +482,16 @@ impl App {
                     ),
                 );
             }
-            Event::Listing(text) => self.transcript.push(Entry::Listing(text)),
-            Event::Notice(text) => self.transcript.push(Entry::Notice(text)),
+            Event::Listing(text) => self.show(Entry::Listing(text)),
+            Event::Notice(text) => self.show(Entry::Notice(text)),
             Event::Warning(text) => {
-                self.log.add(Kind::Warning, &text);
-                self.transcript.push(Entry::Warning(text.clone()));
+                self.note(Kind::Warning, &text);
+                self.show(Entry::Warning(text.clone()));
                 if self.turn.is_none() {
                     self.after_turn.warnings.push(text);
                 }
             }
-            Event::CommandFailed(text) => self.transcript.push(Entry::Error(text)),
+            Event::CommandFailed(text) => self.show(Entry::Error(text)),
             Event::SessionSaved(path) => {
                 self.log
                     .add(Kind::Info, &format!("session saved to {}", path.display()));
@@ -486,8 +517,8 @@ impl App {
         } else {
             format!("{} {noun} in {took}", super::text::count(f.rows))
         };
-        self.log.add(Kind::Done, &line);
-        self.transcript.push(Entry::Result(line));
+        self.note(Kind::Done, &line);
+        self.show(Entry::Result(line));
         self.grid.finish(f, self.status.format);
     }
 
@@ -510,13 +541,13 @@ impl App {
             Outcome::Failed(AgentError::Cancelled) => {
                 self.transcript
                     .push(Entry::Notice("Cancelled; the conversation is kept.".into()));
-                self.log.add(Kind::Info, "cancelled");
+                self.note(Kind::Info, "cancelled");
             }
             Outcome::Failed(AgentError::Output { closed: true, .. }) => {}
             Outcome::Failed(e) => {
                 let text = e.to_string();
-                self.log.add(Kind::Error, &text);
-                self.transcript.push(Entry::Error(text));
+                self.note(Kind::Error, &text);
+                self.show(Entry::Error(text));
             }
             Outcome::Answered(_) | Outcome::Done => {
                 if let Some(took) = took.filter(|t| *t >= Duration::from_secs(1)) {

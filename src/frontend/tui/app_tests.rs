@@ -536,6 +536,11 @@ fn conversation_scrolls_back_and_ctrl_l_clears_the_log() {
     assert_eq!(a.transcript.scroll.back, 30 - 6);
     a.update(key(KeyCode::End));
     assert_eq!(a.transcript.scroll.back, 0);
+    // New text below keeps a reader's place.
+    a.update(key(KeyCode::PageUp));
+    assert_eq!(a.transcript.scroll.back, 5);
+    events(&mut a, vec![Event::Notice("one more\ntwo lines".into())]);
+    assert_eq!(a.transcript.scroll.back, 7);
     events(&mut a, answered_turn());
     assert!(!a.log.texts().is_empty());
     a.update(ctrl('l'));

@@ -295,6 +295,9 @@ impl Grid {
 
     /// Draws the grid (or the text view) into `area`.
     pub fn draw(&self, area: Rect, buf: &mut Buffer) {
+        if area.is_empty() {
+            return;
+        }
         let dim = Style::new().add_modifier(Modifier::DIM);
         if let Some(lines) = &self.text {
             for (y, line) in lines

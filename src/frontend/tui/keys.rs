@@ -218,6 +218,17 @@ impl App {
         layout(Rect::new(0, 0, self.size.0, self.size.1), self.input_rows())
     }
 
+    /// The inside of a pane, as drawn at the current size.
+    pub(super) fn inside(&self, pane: Focus) -> Rect {
+        let a = self.areas();
+        inner(match pane {
+            Focus::Input => a.input,
+            Focus::Conversation => a.conversation,
+            Focus::Result => a.result,
+            Focus::Log => a.log,
+        })
+    }
+
     /// Rows the input box's text takes (it grows up to five).
     pub(super) fn input_rows(&self) -> u16 {
         self.input.lines().len().clamp(1, 5) as u16
@@ -238,11 +249,10 @@ impl App {
 
     /// Scrolls `pane` one step.
     pub(super) fn scroll(&mut self, pane: Focus, step: Move) {
-        let a = self.areas();
+        let area = self.inside(pane);
         match pane {
             Focus::Input => {}
             Focus::Result => {
-                let area = inner(a.result);
                 let page = area.height.saturating_sub(2).max(1) as usize;
                 let g = &mut self.grid;
                 match step {
@@ -257,11 +267,6 @@ impl App {
                 }
             }
             Focus::Conversation | Focus::Log => {
-                let area = inner(if pane == Focus::Log {
-                    a.log
-                } else {
-                    a.conversation
-                });
                 let height = area.height.max(1) as usize;
                 let total = || match pane {
                     Focus::Log => self.log.rows(area.width),

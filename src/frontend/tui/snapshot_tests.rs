@@ -172,3 +172,44 @@ fn help_overlay() {
         app.update(key(KeyCode::F(1)));
     });
 }
+
+#[test]
+fn resizing_leaves_nothing_behind() {
+    let t0 = Instant::now();
+    let mut app = app_at(t0, (120, 40));
+    events(&mut app, answered_turn());
+    let mut terminal = Terminal::new(TestBackend::new(120, 40)).unwrap();
+    terminal.draw(|f| view(&app, f)).unwrap();
+    for (w, h) in [(80, 24), (100, 30), (60, 15)] {
+        terminal.backend_mut().resize(w, h);
+        app.update(Msg::Resize(w, h));
+        terminal.draw(|f| view(&app, f)).unwrap();
+        let mut fresh = Terminal::new(TestBackend::new(w, h)).unwrap();
+        fresh.draw(|f| view(&app, f)).unwrap();
+        assert_eq!(
+            terminal.backend().buffer(),
+            fresh.backend().buffer(),
+            "{w}x{h}"
+        );
+    }
+}
+
+#[test]
+fn tiny_screens_do_not_panic() {
+    let t0 = Instant::now();
+    for (w, h) in [(1, 1), (10, 4), (20, 8), (40, 10)] {
+        let mut app = app_at(t0, (w, h));
+        events(&mut app, answered_turn());
+        app.update(key(KeyCode::F(1)));
+        let mut terminal = Terminal::new(TestBackend::new(w, h)).unwrap();
+        terminal.draw(|f| view(&app, f)).unwrap();
+        app.update(key(KeyCode::Esc));
+        let (c, _p) = Confirmation::new(
+            ConfirmKind::Write,
+            "Run this statement?",
+            Some("DELETE FROM t".into()),
+        );
+        events(&mut app, vec![Event::Confirm(c)]);
+        terminal.draw(|f| view(&app, f)).unwrap();
+    }
+}

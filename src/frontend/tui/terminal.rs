@@ -4,6 +4,7 @@
 //! events, and carries out its [`Action`]s on the [`Worker`].
 
 use std::io::{self, Stdout, Write};
+use std::panic::PanicHookInfo;
 use std::path::Path;
 use std::sync::mpsc::TryRecvError;
 use std::sync::Once;
@@ -82,16 +83,23 @@ impl Drop for Screen {
     }
 }
 
+type PanicHook = Box<dyn Fn(&PanicHookInfo<'_>) + Send + Sync + 'static>;
+
 /// A panic anywhere restores the terminal before its message is printed.
 fn install_panic_hook() {
     static ONCE: Once = Once::new();
     ONCE.call_once(|| {
         let previous = std::panic::take_hook();
-        std::panic::set_hook(Box::new(move |info| {
-            restore();
-            previous(info);
-        }));
+        std::panic::set_hook(restoring(restore, previous));
     });
+}
+
+/// `previous` (the hook that prints the message), after `restore`.
+fn restoring(restore: fn(), previous: PanicHook) -> PanicHook {
+    Box::new(move |info| {
+        restore();
+        previous(info);
+    })
 }
 
 /// Runs the view until the user quits or the conversation leaves; then
@@ -177,5 +185,29 @@ fn perform(action: Action, worker: &Worker, history: &mut DefaultHistory, histor
         Action::Cancel => worker.cancel(),
         Action::Answer(confirmation, yes) => confirmation.answer(yes),
         Action::Quit => {}
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::sync::Mutex;
+
+    static ORDER: Mutex<Vec<&str>> = Mutex::new(Vec::new());
+
+    fn fake_restore() {
+        ORDER.lock().unwrap().push("restore");
+    }
+
+    #[test]
+    fn a_panic_restores_the_terminal_before_its_message() {
+        let saved = std::panic::take_hook();
+        let message: PanicHook = Box::new(|_| ORDER.lock().unwrap().push("message"));
+        std::panic::set_hook(restoring(fake_restore, message));
+        let result = std::panic::catch_unwind(|| panic!("boom"));
+        let _ = std::panic::take_hook();
+        std::panic::set_hook(saved);
+        assert!(result.is_err());
+        assert_eq!(*ORDER.lock().unwrap(), ["restore", "message"]);
     }
 }

@@ -176,6 +176,9 @@ fn input(app: &App, area: Rect, buf: &mut Buffer) {
 
 /// The status line: what runs, then source, model, mode, tokens, session.
 fn status(app: &App, area: Rect, buf: &mut Buffer) {
+    if area.is_empty() {
+        return;
+    }
     let s = &app.status;
     let bar = Style::new().bg(Color::DarkGray).fg(Color::White);
     buf.set_style(area, bar);

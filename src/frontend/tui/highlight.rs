@@ -6,6 +6,7 @@
 use ratatui::style::{Color, Modifier, Style};
 use ratatui::text::{Line, Span};
 use sqlparser::dialect::GenericDialect;
+use sqlparser::keywords::{Keyword, RESERVED_FOR_COLUMN_ALIAS, RESERVED_FOR_TABLE_ALIAS};
 use sqlparser::tokenizer::{Token, Tokenizer, Whitespace};
 
 use crate::agent::Mode;
@@ -40,14 +41,55 @@ fn comment() -> Style {
         .add_modifier(Modifier::ITALIC)
 }
 
+/// Keywords coloured besides those that can never be an alias: the ones
+/// every query is built from. Words sqlparser merely knows (`name`, `id`,
+/// `count`) stay plain, as identifiers and functions.
+const STRUCTURE: &[Keyword] = &[
+    Keyword::AS,
+    Keyword::BY,
+    Keyword::ASC,
+    Keyword::DESC,
+    Keyword::AND,
+    Keyword::OR,
+    Keyword::NOT,
+    Keyword::NULL,
+    Keyword::IS,
+    Keyword::IN,
+    Keyword::CASE,
+    Keyword::WHEN,
+    Keyword::THEN,
+    Keyword::ELSE,
+    Keyword::DISTINCT,
+    Keyword::BETWEEN,
+    Keyword::LIKE,
+    Keyword::ILIKE,
+    Keyword::ALL,
+    Keyword::ANY,
+    Keyword::OVER,
+    Keyword::CAST,
+    Keyword::RECURSIVE,
+    Keyword::TRUE,
+    Keyword::FALSE,
+    Keyword::INSERT,
+    Keyword::UPDATE,
+    Keyword::DELETE,
+    Keyword::CREATE,
+    Keyword::DROP,
+    Keyword::ALTER,
+    Keyword::TABLE,
+];
+
+fn is_keyword(k: Keyword) -> bool {
+    k != Keyword::NoKeyword
+        && (STRUCTURE.contains(&k)
+            || RESERVED_FOR_TABLE_ALIAS.contains(&k)
+            || RESERVED_FOR_COLUMN_ALIAS.contains(&k))
+}
+
 /// The style of one SQL token.
 fn sql_style(token: &Token) -> Style {
     match token {
-        Token::Word(w)
-            if w.quote_style.is_none() && w.keyword != sqlparser::keywords::Keyword::NoKeyword =>
-        {
-            keyword()
-        }
+        Token::Word(w) if w.quote_style.is_none() && is_keyword(w.keyword) => keyword(),
         Token::Number(..) => number(),
         Token::SingleQuotedString(_)
         | Token::DoubleQuotedString(_)
@@ -124,11 +166,15 @@ mod tests {
 
     #[test]
     fn sql_keeps_its_text_and_colours_keywords_strings_numbers() {
-        let code = "SELECT qty, 'a''b' AS s\nFROM t -- note\nWHERE n > 42";
+        let code = "SELECT name, count(*), 'a''b' AS s\nFROM t -- note\nWHERE n > 42";
         let lines = code_lines(Mode::Sql, code);
         assert_eq!(
             text(&lines),
-            ["SELECT qty, 'a''b' AS s", "FROM t -- note", "WHERE n > 42"]
+            [
+                "SELECT name, count(*), 'a''b' AS s",
+                "FROM t -- note",
+                "WHERE n > 42"
+            ]
         );
         let style_of = |line: usize, word: &str| {
             lines[line]
@@ -140,7 +186,9 @@ mod tests {
         };
         assert_eq!(style_of(0, "SELECT"), keyword());
         assert_eq!(style_of(0, "'a''b'"), string());
-        assert_eq!(style_of(0, "qty"), Style::new());
+        assert_eq!(style_of(0, "AS"), keyword());
+        assert_eq!(style_of(0, "name"), Style::new(), "a known word used as a name");
+        assert_eq!(style_of(0, "count"), Style::new());
         assert_eq!(style_of(1, "-- note"), comment());
         assert_eq!(style_of(2, "42"), number());
     }

@@ -126,7 +126,7 @@ fn row(i: usize) -> Vec<Value> {
             1 => Value::Text(format!("customer {i} of column {c}")),
             2 => Value::Float(i as f64 / 3.0),
             3 => day.map(Value::Date).unwrap_or(Value::Null),
-            _ if i % 7 == 0 => Value::Null,
+            _ if i.is_multiple_of(7) => Value::Null,
             _ => Value::Decimal(format!("{}.{:02}", i % 1000, i % 100)),
         })
         .collect()

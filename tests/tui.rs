@@ -12,11 +12,11 @@ mod common;
 
 use std::io::ErrorKind;
 use std::num::NonZeroU16;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::time::{Duration, Instant};
 
 use common::llm::{ModelServer, Reply};
-use common::{pty, Sandbox};
+use common::{pty, sessions_in, Sandbox};
 use expectrl::session::OsSession;
 use serde_json::{json, Value};
 
@@ -92,22 +92,6 @@ impl Screen {
     fn exit_code(&self) -> String {
         format!("{:?}", self.p.get_process().wait().unwrap())
     }
-}
-
-fn sessions_in(dir: &Path) -> Vec<PathBuf> {
-    let mut v: Vec<PathBuf> = std::fs::read_dir(dir)
-        .unwrap()
-        .map(|e| e.unwrap().path())
-        .filter(|p| {
-            p.file_name()
-                .unwrap()
-                .to_str()
-                .unwrap()
-                .starts_with("session_")
-        })
-        .collect();
-    v.sort();
-    v
 }
 
 #[test]
@@ -208,6 +192,10 @@ fn restore_a_stale_session_then_sql_and_clear_through_dialogs() {
     ]);
     let mut s = Screen::start(&sb, &server, &["-s", file.to_str().unwrap(), "--tui"]);
     s.wait_for("previous conversation?");
+    // The restored exchange shows in the conversation pane.
+    let screen = s.text();
+    assert!(screen.contains("› question 0"), "{screen}");
+    assert!(screen.contains("▌ SELECT 0"), "{screen}");
     s.send("n");
     s.wait_for("Starting a fresh context");
     // A model connection cut mid-answer shows in the panes; the session goes on.

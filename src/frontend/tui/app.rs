@@ -14,8 +14,8 @@ use ratatui_textarea::TextArea;
 use super::grid::{Finished, Grid};
 use super::log::{Kind, Log};
 use super::text::duration;
-use super::transcript::{Entry, Transcript};
-use crate::agent::{AgentError, Confirmation, Event, Outcome, Status};
+use super::transcript::{from_history, Entry, Transcript};
+use crate::agent::{AgentError, Confirmation, Event, HistoryMessage, Outcome, Status};
 
 /// What goes into [`App::update`].
 #[derive(Debug)]
@@ -236,6 +236,21 @@ impl App {
             app.note(Kind::Warning, note.trim_start_matches("aiq: "));
         }
         app
+    }
+
+    /// Shows a restored session's messages above what comes next.
+    pub fn restored(&mut self, history: &[HistoryMessage]) {
+        if history.is_empty() {
+            return;
+        }
+        for entry in from_history(history) {
+            self.transcript.push(entry);
+        }
+        let n = history.len();
+        self.transcript.push(Entry::Notice(format!(
+            "(restored: {n} earlier message{}; new questions continue the conversation)",
+            if n == 1 { "" } else { "s" }
+        )));
     }
 
     /// True once the view should close.

@@ -187,7 +187,11 @@ mod tests {
         assert_eq!(style_of(0, "SELECT"), keyword());
         assert_eq!(style_of(0, "'a''b'"), string());
         assert_eq!(style_of(0, "AS"), keyword());
-        assert_eq!(style_of(0, "name"), Style::new(), "a known word used as a name");
+        assert_eq!(
+            style_of(0, "name"),
+            Style::new(),
+            "a known word used as a name"
+        );
         assert_eq!(style_of(0, "count"), Style::new());
         assert_eq!(style_of(1, "-- note"), comment());
         assert_eq!(style_of(2, "42"), number());

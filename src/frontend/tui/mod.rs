@@ -78,6 +78,7 @@ pub fn run(
     let model = ctx.connect_model(&ask.model)?;
     let conversation = ctx.conversation(model, opened, keep, run, ask);
     let status = conversation.status();
+    let earlier = conversation.thread().history().to_vec();
 
     let history_file = home::input_history(&ctx.config.home);
     let mut history = DefaultHistory::new();
@@ -92,6 +93,7 @@ pub fn run(
     worker.run(|conversation, sink| conversation.offer_fresh_context(sink));
     let size = crossterm::terminal::size().unwrap_or((80, 24));
     let mut app = App::new(status, entries, &start.notes, Instant::now(), size);
+    app.restored(&earlier);
     let ended = terminal::run(&mut app, worker, &mut history, &history_file);
 
     let (warnings, saved) = app.farewell();

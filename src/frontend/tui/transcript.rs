@@ -8,7 +8,9 @@ use ratatui::text::{Line, Span};
 
 use super::highlight::{code_lines, fence_mode};
 use super::scroll::{row_count, Scroll, CODE_BAR};
-use crate::agent::Mode;
+use super::text::count;
+use crate::agent::{HistoryMessage, Mode};
+use crate::llm::Role;
 
 /// One thing in the conversation pane.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -137,6 +139,29 @@ impl Entry {
     }
 }
 
+/// What a restored session's messages show: questions, answers with their
+/// code, and how each ran.
+pub fn from_history(history: &[HistoryMessage]) -> Vec<Entry> {
+    let mut out = Vec::new();
+    for m in history {
+        match m.role {
+            Role::User => out.push(Entry::Question(m.content.clone())),
+            Role::Assistant => {
+                out.push(Entry::Answer(m.content.clone()));
+                if let Some(rows) = m.row_count {
+                    let noun = if rows == 1 { "row" } else { "rows" };
+                    out.push(Entry::Result(format!("{} {noun}", count(rows))));
+                }
+                if let Some(error) = &m.error {
+                    out.push(Entry::Error(error.clone()));
+                }
+            }
+            Role::System | Role::Tool => out.push(Entry::Notice(m.content.clone())),
+        }
+    }
+    out
+}
+
 /// The conversation pane.
 #[derive(Debug, Default)]
 pub struct Transcript {
@@ -208,6 +233,29 @@ mod tests {
                 Entry::Question("how many?".into()),
                 Entry::Answer("Here it is".into()),
                 Entry::Answer("Fixed".into())
+            ]
+        );
+    }
+
+    #[test]
+    fn a_restored_session_shows_its_exchanges() {
+        let history = [
+            HistoryMessage::user("per country?"),
+            HistoryMessage::assistant("```sql\nSELECT 1\n```")
+                .with_sql("SELECT 1", Ok((12, String::new()))),
+            HistoryMessage::user("and this?"),
+            HistoryMessage::assistant("```sql\nSELECT x\n```")
+                .with_sql("SELECT x", Err("no such column: x".into())),
+        ];
+        assert_eq!(
+            from_history(&history),
+            [
+                Entry::Question("per country?".into()),
+                Entry::Answer("```sql\nSELECT 1\n```".into()),
+                Entry::Result("12 rows".into()),
+                Entry::Question("and this?".into()),
+                Entry::Answer("```sql\nSELECT x\n```".into()),
+                Entry::Error("no such column: x".into()),
             ]
         );
     }

@@ -106,13 +106,16 @@ fn scrolled(title: &str, back: usize) -> String {
     }
 }
 
-fn conversation(app: &App, area: Rect, buf: &mut Buffer) {
-    let block = pane(
-        scrolled("Conversation", app.transcript.scroll.back),
-        app.focus == Focus::Conversation,
-    );
+/// Draws a pane's frame; returns its inside.
+fn framed(block: Block<'static>, area: Rect, buf: &mut Buffer) -> Rect {
     let inside = block.inner(area);
     block.render(area, buf);
+    inside
+}
+
+fn conversation(app: &App, area: Rect, buf: &mut Buffer) {
+    let title = scrolled("Conversation", app.transcript.scroll.back);
+    let inside = framed(pane(title, app.focus == Focus::Conversation), area, buf);
     if app.transcript.entries().is_empty() {
         let s = &app.status;
         let text = format!(
@@ -146,17 +149,12 @@ fn result(app: &App, area: Rect, buf: &mut Buffer) {
     if !footer.is_empty() {
         block = block.title_bottom(Line::from(footer).right_aligned());
     }
-    block.render(area, buf);
-    g.draw(inside, buf);
+    g.draw(framed(block, area, buf), buf);
 }
 
 fn log(app: &App, area: Rect, buf: &mut Buffer) {
-    let block = pane(
-        scrolled("Log", app.log.scroll.back),
-        app.focus == Focus::Log,
-    );
-    let inside = block.inner(area);
-    block.render(area, buf);
+    let title = scrolled("Log", app.log.scroll.back);
+    let inside = framed(pane(title, app.focus == Focus::Log), area, buf);
     let (rows, _) = visible_rows(
         app.log.lines_newest_first(),
         inside.width,
@@ -169,8 +167,7 @@ fn log(app: &App, area: Rect, buf: &mut Buffer) {
 fn input(app: &App, area: Rect, buf: &mut Buffer) {
     let hint = Line::from(" Enter sends · Alt-Enter new line · F1 keys ").right_aligned();
     let block = pane(" Ask ", app.focus == Focus::Input).title_bottom(hint);
-    let inside = block.inner(area);
-    block.render(area, buf);
+    let inside = framed(block, area, buf);
     (&app.input).render(inside, buf);
 }
 

@@ -11,11 +11,10 @@ use crossterm::event::{KeyEvent, MouseEvent};
 use ratatui::style::{Modifier, Style};
 use ratatui_textarea::TextArea;
 
-use super::grid::{Finished, Grid};
+use super::grid::Grid;
 use super::log::{Kind, Log};
-use super::text::duration;
 use super::transcript::{from_history, Entry, Transcript};
-use crate::agent::{AgentError, Confirmation, Event, HistoryMessage, Outcome, Status};
+use crate::agent::{Confirmation, Event, HistoryMessage, Status};
 
 /// What goes into [`App::update`].
 #[derive(Debug)]
@@ -111,7 +110,7 @@ pub struct Turn {
     pub started: Instant,
     pub phase: Phase,
     /// When the current model request started.
-    request: Instant,
+    pub(super) request: Instant,
     /// A cancel was asked for.
     pub cancelling: bool,
 }
@@ -163,9 +162,9 @@ impl InputHistory {
 /// What was said outside a turn since the last one ended: the save and the
 /// warnings of leaving, printed after the screen is restored.
 #[derive(Debug, Default)]
-struct AfterTurn {
-    saved: Option<PathBuf>,
-    warnings: Vec<String>,
+pub(super) struct AfterTurn {
+    pub saved: Option<PathBuf>,
+    pub warnings: Vec<String>,
 }
 
 /// A second Ctrl-C within this long quits.
@@ -193,10 +192,10 @@ pub struct App {
     pub(super) quit_armed: Option<Instant>,
     pub(super) hint: Option<(String, Instant)>,
     quitting: bool,
-    after_turn: AfterTurn,
+    pub(super) after_turn: AfterTurn,
     /// Text streamed since the last model request started (a tool-call
     /// answer streams none, so its code is shown on its own).
-    streamed: bool,
+    pub(super) streamed: bool,
 }
 
 impl App {
@@ -382,194 +381,5 @@ impl App {
             Style::default()
         };
         self.input.set_cursor_style(cursor);
-    }
-
-    /// Adds to the conversation pane.
-    fn show(&mut self, entry: Entry) {
-        self.change_transcript(|t| t.push(entry));
-    }
-
-    /// Adds a line to the log pane, keeping a reader's place.
-    fn note(&mut self, kind: Kind, text: &str) {
-        let back = self.log.scroll.back;
-        if back == 0 {
-            return self.log.add(kind, text);
-        }
-        let width = self.inside(Focus::Log).width;
-        let before = self.log.rows(width);
-        self.log.add(kind, text);
-        self.log.scroll.back = back + self.log.rows(width).saturating_sub(before);
-    }
-
-    /// Changes the conversation pane; a reader who scrolled back keeps
-    /// their place while text arrives below.
-    fn change_transcript(&mut self, change: impl FnOnce(&mut Transcript)) {
-        let back = self.transcript.scroll.back;
-        if back == 0 {
-            return change(&mut self.transcript);
-        }
-        let (mode, width) = (self.status.mode, self.inside(Focus::Conversation).width);
-        let before = self.transcript.rows(mode, width);
-        change(&mut self.transcript);
-        let after = self.transcript.rows(mode, width);
-        self.transcript.scroll.back = back + after.saturating_sub(before);
-    }
-
-    fn phase(&mut self, phase: Phase) {
-        if let Some(t) = self.turn.as_mut() {
-            t.phase = phase;
-        }
-    }
-
-    /// One event from the conversation.
-    fn core(&mut self, event: Event) {
-        match event {
-            Event::ThinkingStarted => {
-                if let Some(t) = self.turn.as_mut() {
-                    t.phase = Phase::Thinking;
-                    t.request = self.now;
-                }
-                self.streamed = false;
-                self.transcript.close_answer();
-                self.note(
-                    Kind::Request,
-                    &format!("asking {} {}", self.status.provider, self.status.model),
-                );
-            }
-            Event::TextDelta(text) => {
-                self.phase(Phase::Answering);
-                self.streamed = true;
-                self.change_transcript(|t| t.stream(&text));
-            }
-            Event::Proposed { mode, code } => {
-                if !self.streamed {
-                    self.show(Entry::Code(mode, code));
-                }
-            }
-            Event::Confirm(c) => {
-                self.phase(Phase::Waiting);
-                self.overlay = Some(Overlay::Confirm(c));
-                self.style_input();
-            }
-            Event::QueryStarted { sql } => {
-                self.phase(Phase::Running);
-                self.note(Kind::Statement, &sql);
-                self.grid.start(&sql);
-            }
-            Event::Columns(columns) => self.grid.columns(columns),
-            Event::Rows(rows) => self.grid.push(rows),
-            Event::QueryFinished {
-                rows,
-                elapsed,
-                changed,
-            } => self.finished(Finished {
-                rows,
-                elapsed,
-                changed,
-            }),
-            Event::Retrying { why, attempt } => {
-                self.grid.stop("failed");
-                self.log
-                    .add(Kind::Retry, &format!("retry {attempt}: {why}"));
-                self.transcript
-                    .push(Entry::Fix(format!("{why} (try {attempt})")));
-            }
-            Event::ToolCall { name, arguments } => {
-                self.note(Kind::Request, &format!("{name} {arguments}"))
-            }
-            Event::ToolResult { name, result } => {
-                self.note(Kind::Reply, &format!("{name}: {result}"))
-            }
-            Event::Output(text) => self.show(Entry::Output(text)),
-            Event::Usage(u) => {
-                self.tokens += u.input_tokens + u.output_tokens;
-                let took = self
-                    .turn
-                    .map(|t| self.now.duration_since(t.request))
-                    .unwrap_or_default();
-                self.note(
-                    Kind::Reply,
-                    &format!(
-                        "model: {} in, {} out tokens · {}",
-                        u.input_tokens,
-                        u.output_tokens,
-                        duration(took)
-                    ),
-                );
-            }
-            Event::Listing(text) => self.show(Entry::Listing(text)),
-            Event::Notice(text) => self.show(Entry::Notice(text)),
-            Event::Warning(text) => {
-                self.note(Kind::Warning, &text);
-                self.show(Entry::Warning(text.clone()));
-                if self.turn.is_none() {
-                    self.after_turn.warnings.push(text);
-                }
-            }
-            Event::CommandFailed(text) => self.show(Entry::Error(text)),
-            Event::SessionSaved(path) => {
-                self.log
-                    .add(Kind::Info, &format!("session saved to {}", path.display()));
-                if self.turn.is_none() {
-                    self.after_turn.saved = Some(path);
-                }
-            }
-            Event::StatusChanged(status) => {
-                if status.format != self.status.format {
-                    self.grid.set_format(status.format);
-                }
-                self.status = status;
-            }
-            Event::TurnFinished(outcome) => self.turn_finished(outcome),
-        }
-    }
-
-    fn finished(&mut self, f: Finished) {
-        let noun = if f.rows == 1 { "row" } else { "rows" };
-        let took = duration(f.elapsed);
-        let line = if f.changed {
-            format!("{} {noun} changed in {took}", super::text::count(f.rows))
-        } else {
-            format!("{} {noun} in {took}", super::text::count(f.rows))
-        };
-        self.note(Kind::Done, &line);
-        self.show(Entry::Result(line));
-        self.grid.finish(f, self.status.format);
-    }
-
-    fn turn_finished(&mut self, outcome: Outcome) {
-        let took = self.turn.take().map(|t| self.now.duration_since(t.started));
-        self.after_turn = AfterTurn::default();
-        self.hint = None;
-        if let Some(Overlay::Confirm(_)) = self.overlay {
-            self.overlay = None;
-            self.style_input();
-        }
-        if let Outcome::Failed(e) = &outcome {
-            self.grid.stop(if *e == AgentError::Cancelled {
-                "was cancelled"
-            } else {
-                "failed"
-            });
-        }
-        match outcome {
-            Outcome::Failed(AgentError::Cancelled) => {
-                self.transcript
-                    .push(Entry::Notice("Cancelled; the conversation is kept.".into()));
-                self.note(Kind::Info, "cancelled");
-            }
-            Outcome::Failed(AgentError::Output { closed: true, .. }) => {}
-            Outcome::Failed(e) => {
-                let text = e.to_string();
-                self.note(Kind::Error, &text);
-                self.show(Entry::Error(text));
-            }
-            Outcome::Answered(_) | Outcome::Done => {
-                if let Some(took) = took.filter(|t| *t >= Duration::from_secs(1)) {
-                    self.log
-                        .add(Kind::Info, &format!("turn took {}", duration(took)));
-                }
-            }
-        }
     }
 }

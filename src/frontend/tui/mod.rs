@@ -7,8 +7,9 @@
 //! live (spinner, elapsed time, streamed text) and Ctrl-C reaches the turn
 //! in flight. The shape is state + update + view:
 //!
-//! - [`App`] (`app.rs`, keys in `keys.rs`): all state, changed only by
-//!   [`App::update`], which returns [`Action`]s for the worker;
+//! - [`App`] (`app.rs`; keys in `keys.rs`, the conversation's events in
+//!   `events.rs`): all state, changed only by [`App::update`], which
+//!   returns [`Action`]s for the worker;
 //! - [`view`] (`view.rs`): a pure drawing of an `App` into a frame, with
 //!   the panes' parts in `transcript.rs`, `grid.rs`, `log.rs`, `scroll.rs`
 //!   and `highlight.rs`;
@@ -20,6 +21,7 @@
 //! confirmation events and are answered from a dialog.
 
 mod app;
+mod events;
 mod grid;
 mod highlight;
 mod keys;
@@ -32,6 +34,8 @@ mod view;
 
 #[cfg(test)]
 mod app_tests;
+#[cfg(test)]
+mod event_tests;
 #[cfg(test)]
 mod snapshot_tests;
 

@@ -6,6 +6,7 @@
 use std::io::{self, Stdout, Write};
 use std::panic::PanicHookInfo;
 use std::path::Path;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::mpsc::TryRecvError;
 use std::sync::Once;
 use std::time::{Duration, Instant};
@@ -32,9 +33,14 @@ const IDLE_POLL: Duration = Duration::from_millis(120);
 /// Time spent taking the conversation's events before the next frame.
 const EVENT_BUDGET: Duration = Duration::from_millis(15);
 
+/// Set once the terminal is put back (a panic on the conversation's
+/// thread does it from there): from then on nothing more is drawn.
+static RESTORED: AtomicBool = AtomicBool::new(false);
+
 /// Puts the terminal back: the one way out, for a normal end, an error and
 /// a panic alike. Safe to call more than once.
 pub fn restore() {
+    RESTORED.store(true, Ordering::SeqCst);
     let mut out = io::stdout();
     let _ = execute!(
         out,
@@ -56,6 +62,7 @@ struct Screen {
 impl Screen {
     fn enter() -> io::Result<Screen> {
         install_panic_hook();
+        RESTORED.store(false, Ordering::SeqCst);
         terminal::enable_raw_mode()?;
         let mut out = io::stdout();
         let entered = execute!(
@@ -130,6 +137,11 @@ fn event_loop(
     let mut dirty = true;
     loop {
         app.update(Msg::Tick(Instant::now()));
+        if RESTORED.load(Ordering::SeqCst) {
+            return Err(io::Error::other(
+                "the conversation's thread stopped unexpectedly",
+            ));
+        }
         if dirty || app.busy() {
             screen.terminal.draw(|f| view(app, f))?;
             dirty = false;

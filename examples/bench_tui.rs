@@ -156,6 +156,7 @@ fn with_result(size: (u16, u16), rows: usize) -> (App, Duration) {
         rows: rows as u64,
         elapsed: Duration::from_millis(120),
         changed: false,
+        more: false,
     }));
     (app, took)
 }

@@ -22,12 +22,13 @@ pub fn main() -> i32 {
     };
     // Diagnostics on stderr would draw over the full-screen view.
     init_tracing(if cli.tui { 0 } else { cli.global.verbose });
+    crate::cleanup::install_signal_handlers();
     let env = |key: &str| std::env::var(key).ok();
     match run(cli, &env) {
         Ok(()) => 0,
         Err(AiqError::Reported(code)) => code,
         Err(e) => {
-            eprintln!("aiq: {e}");
+            crate::error::stderr_line(&format!("aiq: {e}"));
             e.exit_code()
         }
     }
@@ -37,7 +38,7 @@ pub fn main() -> i32 {
 pub fn run(cli: Cli, env: &dyn Fn(&str) -> Option<String>) -> Result<(), AiqError> {
     let config = Config::load(env)?;
     for warning in &config.warnings {
-        eprintln!("aiq: warning: {warning}");
+        crate::error::stderr_line(&format!("aiq: warning: {warning}"));
     }
     let ctx = Context {
         config: &config,

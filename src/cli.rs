@@ -76,7 +76,7 @@ pub struct RunArgs {
     pub format: Option<Format>,
 
     /// Rows shown in table/markdown output (default 100); limits every format when given
-    #[arg(long, value_name = "N")]
+    #[arg(long, value_name = "N", allow_hyphen_values = true, value_parser = parse_count)]
     pub max_rows: Option<usize>,
 
     /// Allow statements that change data (each is confirmed; scripts also need --yes)
@@ -114,7 +114,7 @@ pub struct AskArgs {
     pub show_sql: bool,
 
     /// Question/answer pairs kept in the prompt (default 20)
-    #[arg(long, value_name = "N")]
+    #[arg(long, value_name = "N", allow_hyphen_values = true, value_parser = parse_count)]
     pub history_limit: Option<usize>,
 
     #[command(flatten)]
@@ -172,6 +172,9 @@ pub enum Command {
         /// Data source (default: the default saved source)
         #[arg(value_name = "SOURCE")]
         source: Option<String>,
+        /// Read the schema from the source again instead of the cache
+        #[arg(long)]
+        refresh: bool,
     },
     /// List saved sessions; `show FILE`, `rm FILE`
     Sessions {
@@ -251,6 +254,13 @@ fn parse_format(s: &str) -> Result<Format, String> {
     s.parse()
 }
 
+/// A count of rows or pairs: a whole number, 0 or more.
+fn parse_count(s: &str) -> Result<usize, String> {
+    s.trim()
+        .parse::<usize>()
+        .map_err(|_| format!("'{s}' is not a count: give a whole number, 0 or more"))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -278,6 +288,15 @@ mod tests {
         assert_eq!(cli.run.execute.as_deref(), Some("SELECT 1"));
         assert_eq!(cli.run.format, Some(Format::Json));
         assert_eq!(cli.run.max_rows, Some(5));
+        for bad in ["-1", "abc", "2.5"] {
+            let e = Cli::try_parse_from(["aiq", "x.db", "--max-rows", bad]).unwrap_err();
+            let text = e.to_string();
+            assert!(
+                text.contains("is not a count: give a whole number, 0 or more"),
+                "{text}"
+            );
+            assert!(!text.contains("-- -1"), "{text}");
+        }
     }
 
     #[test]

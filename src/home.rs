@@ -6,6 +6,7 @@
 //!   config.toml                   0600, `aiq config init`, `aiq sources add`
 //!   session_YYYYMMDDHHMMSS.json   0600, one per conversation (SPEC §7)
 //!   input_history                 the chat's line-editor history
+//!   cache/catalog-KEY.bin         0600, schemas as last read (see schema::cache)
 //! ```
 //!
 //! Every file aiq writes here goes through [`write_atomic`]: a temporary
@@ -40,6 +41,11 @@ pub fn input_history(home: &Path) -> PathBuf {
 /// The file of a session created at `created` (UTC).
 pub fn session_file(home: &Path, created: &DateTime<Utc>) -> PathBuf {
     home.join(format!("session_{}.json", created.format("%Y%m%d%H%M%S")))
+}
+
+/// Where cached catalogs live.
+pub fn cache_dir(home: &Path) -> PathBuf {
+    home.join("cache")
 }
 
 /// True for a session file's name (`session_*.json`).

@@ -30,6 +30,7 @@
 pub mod agent;
 pub mod app;
 pub mod cancel;
+pub mod cleanup;
 pub mod cli;
 pub mod commands;
 pub mod config;
@@ -39,6 +40,7 @@ pub mod frontend;
 pub mod home;
 pub mod interrupt;
 pub mod llm;
+pub mod redact;
 pub mod render;
 mod runtime;
 pub mod safety;

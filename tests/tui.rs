@@ -210,6 +210,11 @@ fn restore_a_stale_session_then_sql_and_clear_through_dialogs() {
     s.send("/sql SELECT count(*) AS total FROM orders\r");
     s.wait_for("│ total");
     s.wait_for("1 │     6");
+    // A huge result: the grid holds the first 10,000 rows, the rest are
+    // counted for a moment, and the turn ends well before the statement timeout.
+    s.send("/sql WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < 50000000) SELECT i FROM n\r");
+    s.wait_for("showing first 10,000 of");
+    assert!(s.text().contains("+ rows"), "{}", s.text());
     s.send("/clear\r");
     s.wait_for("Clear conversation history?");
     s.send("y");

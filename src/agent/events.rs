@@ -42,9 +42,13 @@ pub enum Event {
     Rows(Vec<Vec<Value>>),
     /// The statement finished.
     QueryFinished {
+        /// Rows read (for a write: rows changed).
         rows: u64,
         elapsed: Duration,
         changed: bool,
+        /// The front end had what it shows and stopped reading: the result
+        /// has more rows, not counted.
+        more: bool,
     },
     /// Something failed and is tried again (model request or a fix).
     Retrying { why: String, attempt: u32 },

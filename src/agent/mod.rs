@@ -56,6 +56,9 @@ pub struct HistoryMessage {
     pub sql: Option<String>,
     /// Assistant: rows returned.
     pub row_count: Option<u64>,
+    /// Assistant: the result had more rows than `row_count` (the front end
+    /// stopped reading them).
+    pub more_rows: bool,
     /// Assistant: why the SQL failed.
     pub error: Option<String>,
     /// Assistant: the first rows as CSV, bounded.
@@ -70,6 +73,7 @@ impl HistoryMessage {
             timestamp: Utc::now(),
             sql: None,
             row_count: None,
+            more_rows: false,
             error: None,
             preview: None,
         }
@@ -107,7 +111,8 @@ impl HistoryMessage {
         match (&self.row_count, &self.error) {
             (Some(rows), _) => {
                 let noun = if *rows == 1 { "row" } else { "rows" };
-                text.push_str(&format!("\nResult: {rows} {noun}"));
+                let at_least = if self.more_rows { "at least " } else { "" };
+                text.push_str(&format!("\nResult: {at_least}{rows} {noun}"));
                 if let Some(p) = self.preview.as_deref().filter(|p| !p.is_empty()) {
                     text.push_str(&format!(" (CSV, first rows):\n{p}"));
                 }

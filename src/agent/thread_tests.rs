@@ -387,6 +387,7 @@ impl AnswerKind for Echo {
                 changed: false,
             },
             preview: code.into(),
+            more: false,
         })
     }
     fn feedback(&self, why: &str) -> String {

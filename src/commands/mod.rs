@@ -20,7 +20,7 @@ use crate::error::AiqError;
 /// Runs a subcommand.
 pub fn dispatch(ctx: &Context<'_>, command: Command) -> Result<(), AiqError> {
     match command {
-        Command::Schema { source } => schema::run(ctx, source.as_deref()),
+        Command::Schema { source, refresh } => schema::run(ctx, source.as_deref(), refresh),
         Command::Sessions { action } => sessions::run(ctx, action),
         Command::Sources(cmd) => sources::run(ctx, cmd),
         Command::Config(cmd) => config_cmd::run(ctx, cmd),

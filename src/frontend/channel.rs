@@ -8,9 +8,12 @@
 use std::io;
 use std::sync::mpsc::{self, Receiver, Sender, SyncSender};
 use std::thread::JoinHandle;
+use std::time::{Duration, Instant};
 
 use crate::agent::{Conversation, Event, EventSink, Flow};
 use crate::cancel::CancelHandle;
+use crate::render::COUNT_BUDGET;
+use crate::source::EnoughRows;
 
 /// Events a worker may get ahead of the reader before it waits.
 const CAPACITY: usize = 1024;
@@ -19,19 +22,69 @@ const CAPACITY: usize = 1024;
 /// receiving side has gone away.
 pub struct ChannelSink {
     tx: SyncSender<Event>,
+    window: Option<Window>,
+}
+
+/// The rows a view holds of each result: the first `keep` are sent; the
+/// rest are only counted, for at most `budget`, then the statement stops
+/// there (`QueryFinished { more: true }`), as a table on a terminal does.
+struct Window {
+    keep: usize,
+    sent: usize,
+    counting_since: Option<Instant>,
+    budget: Duration,
 }
 
 impl ChannelSink {
     pub fn new(tx: SyncSender<Event>) -> Self {
-        ChannelSink { tx }
+        ChannelSink { tx, window: None }
+    }
+
+    /// Sends at most `keep` rows of each result (see [`Window`]).
+    pub fn holding(mut self, keep: usize) -> Self {
+        self.window = Some(Window {
+            keep,
+            sent: 0,
+            counting_since: None,
+            budget: COUNT_BUDGET,
+        });
+        self
+    }
+
+    fn send(&mut self, event: Event) -> io::Result<()> {
+        self.tx
+            .send(event)
+            .map_err(|_| io::Error::new(io::ErrorKind::BrokenPipe, "the view went away"))
     }
 }
 
 impl EventSink for ChannelSink {
     fn event(&mut self, event: Event) -> io::Result<()> {
-        self.tx
-            .send(event)
-            .map_err(|_| io::Error::new(io::ErrorKind::BrokenPipe, "the view went away"))
+        let Some(w) = self.window.as_mut() else {
+            return self.send(event);
+        };
+        match event {
+            Event::Columns(columns) => {
+                (w.sent, w.counting_since) = (0, None);
+                self.send(Event::Columns(columns))
+            }
+            Event::Rows(mut rows) => {
+                let room = w.keep - w.sent;
+                if rows.len() > room {
+                    rows.truncate(room);
+                    let since = *w.counting_since.get_or_insert_with(Instant::now);
+                    if since.elapsed() >= w.budget {
+                        return Err(EnoughRows::error());
+                    }
+                }
+                w.sent += rows.len();
+                if rows.is_empty() {
+                    return Ok(());
+                }
+                self.send(Event::Rows(rows))
+            }
+            other => self.send(other),
+        }
     }
 }
 
@@ -55,7 +108,17 @@ pub struct Worker {
 
 impl Worker {
     /// Moves `conversation` onto a new thread.
-    pub fn spawn(mut conversation: Conversation) -> io::Result<Worker> {
+    pub fn spawn(conversation: Conversation) -> io::Result<Worker> {
+        Worker::start(conversation, None)
+    }
+
+    /// [`Worker::spawn`] for a view that holds at most `keep` rows of a
+    /// result: the rest are counted for a moment, not sent.
+    pub fn spawn_holding(conversation: Conversation, keep: usize) -> io::Result<Worker> {
+        Worker::start(conversation, Some(keep))
+    }
+
+    fn start(mut conversation: Conversation, keep: Option<usize>) -> io::Result<Worker> {
         let (submissions, inbox) = mpsc::channel::<Submission>();
         let (tx, events) = mpsc::sync_channel(CAPACITY);
         let cancel = conversation.canceller();
@@ -63,6 +126,9 @@ impl Worker {
             .name("aiq-conversation".into())
             .spawn(move || {
                 let mut sink = ChannelSink::new(tx);
+                if let Some(keep) = keep {
+                    sink = sink.holding(keep);
+                }
                 for submission in inbox {
                     match submission {
                         Submission::Line(line) => {
@@ -210,6 +276,39 @@ mod tests {
             matches!(rest.as_slice(), [Event::SessionSaved(_)]),
             "{rest:?}"
         );
+    }
+
+    #[test]
+    fn a_holding_sink_sends_the_window_and_stops_counting_after_its_budget() {
+        let (tx, rx) = mpsc::sync_channel(64);
+        let mut sink = ChannelSink::new(tx).holding(3);
+        let rows = |n: i64| -> Vec<Vec<crate::source::Value>> {
+            (0..n).map(|i| vec![crate::source::Value::Int(i)]).collect()
+        };
+        sink.event(Event::Columns(vec![crate::source::Column::new(
+            "n", "INTEGER",
+        )]))
+        .unwrap();
+        sink.event(Event::Rows(rows(2))).unwrap();
+        sink.event(Event::Rows(rows(2))).unwrap();
+        sink.event(Event::Rows(rows(5))).unwrap();
+        if let Some(w) = sink.window.as_mut() {
+            w.budget = Duration::ZERO;
+        }
+        let e = sink.event(Event::Rows(rows(5))).unwrap_err();
+        assert!(EnoughRows::is(&e));
+        // A new result gets a new window.
+        sink.event(Event::Columns(vec![])).unwrap();
+        sink.event(Event::Rows(rows(1))).unwrap();
+        drop(sink);
+        let sent: Vec<usize> = rx
+            .iter()
+            .filter_map(|e| match e {
+                Event::Rows(r) => Some(r.len()),
+                _ => None,
+            })
+            .collect();
+        assert_eq!(sent, [2, 1, 1]);
     }
 
     #[test]

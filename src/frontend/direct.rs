@@ -8,18 +8,17 @@ use super::sink::{CollectOptions, Collector};
 use crate::agent::runner::statement_turn;
 use crate::cancel::TurnSlot;
 use crate::cli::RunArgs;
-use crate::context::{output_setup, source_error, Context};
+use crate::context::{open_spec, output_setup, Context};
 use crate::error::AiqError;
 use crate::interrupt;
 use crate::safety::Policy;
-use crate::source::{self, OpenOptions};
+use crate::source::OpenOptions;
 
 /// Runs `-e SQL` against SOURCE.
 pub fn run(ctx: &Context<'_>, source_arg: Option<&str>, args: &RunArgs) -> Result<(), AiqError> {
-    let Some(sql) = args.execute.as_deref() else {
+    let Some(sql) = args.execute.as_deref().filter(|s| !s.trim().is_empty()) else {
         return Err(AiqError::Usage(
-            "nothing to do: give SQL to run with -e \"SELECT …\" (see `aiq --help` for examples)"
-                .into(),
+            "nothing to run: give SQL with -e \"SELECT …\" (see `aiq --help` for examples)".into(),
         ));
     };
     let resolved = ctx.resolve_source(source_arg)?;
@@ -28,7 +27,7 @@ pub fn run(ctx: &Context<'_>, source_arg: Option<&str>, args: &RunArgs) -> Resul
         timeout: ctx.query_timeout(),
     };
     interrupt::install();
-    let src = source::open(&resolved.spec, options).map_err(source_error)?;
+    let src = open_spec(&resolved, options)?;
     let (format, render) = output_setup(ctx, args);
 
     let stdout = io::stdout();

@@ -12,12 +12,4 @@ pub mod sink;
 pub mod start;
 pub mod tui;
 
-use std::io::Write;
-
-/// Writes one line of diagnostics to stderr. A closed or broken stderr is
-/// ignored: diagnostics never make aiq fail or panic.
-pub fn stderr_line(text: &str) {
-    let mut err = std::io::stderr().lock();
-    let _ = writeln!(err, "{text}");
-    let _ = err.flush();
-}
+pub use crate::error::stderr_line;

@@ -47,7 +47,9 @@ pub fn run(
     }
     // `-s FILE -q …`: one follow-up inside a saved session (SPEC §7.3).
     let session = match &ask.session {
-        Some(path) => Some(Session::load(path).map_err(|e| AiqError::Usage(e.to_string()))?),
+        Some(path) => {
+            Some(Session::load(path).map_err(|e| AiqError::Usage(format!("cannot restore {e}")))?)
+        }
         None => None,
     };
     let wanted = source_arg

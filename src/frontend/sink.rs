@@ -143,6 +143,7 @@ impl EventSink for Collector<'_> {
                 rows,
                 changed,
                 elapsed,
+                more: _,
             } => self.finish_result(rows, changed, elapsed)?,
             Event::Retrying { why, attempt } => {
                 stderr_line(&format!("aiq: retrying ({attempt}): {why}"))

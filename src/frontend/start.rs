@@ -59,7 +59,7 @@ pub fn open_for_chat(
         Some(path) => match Session::load(path) {
             Ok(s) => Some(s),
             Err(e) => {
-                prompt.say(&format!("aiq: {e}; starting a new session"));
+                prompt.say(&format!("aiq: cannot restore {e}; starting a new session"));
                 None
             }
         },

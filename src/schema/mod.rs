@@ -2,10 +2,14 @@
 //! estimates, sample values) and its compact text form — the same text
 //! `aiq schema` prints and the model is given. Pure data and formatting.
 
+pub mod cache;
+
 use std::fmt::Write as _;
 
+use serde::{Deserialize, Serialize};
+
 /// Everything aiq knows about a source's schema.
-#[derive(Debug, Clone, Default, PartialEq)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct Catalog {
     /// The engine's name, e.g. `SQLite 3.50.4`.
     pub engine: String,
@@ -14,7 +18,7 @@ pub struct Catalog {
 }
 
 /// A table or view.
-#[derive(Debug, Clone, Default, PartialEq)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct Table {
     /// Schema-qualified where the engine has schemas other than the default.
     pub name: String,
@@ -26,7 +30,7 @@ pub struct Table {
     pub comment: Option<String>,
 }
 
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub enum TableKind {
     #[default]
     Table,
@@ -34,7 +38,7 @@ pub enum TableKind {
 }
 
 /// A column of a table or view.
-#[derive(Debug, Clone, Default, PartialEq)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct ColumnInfo {
     pub name: String,
     pub type_name: String,
@@ -45,7 +49,7 @@ pub struct ColumnInfo {
 }
 
 /// `columns` of this table reference `ref_columns` of `ref_table`.
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct ForeignKey {
     pub columns: Vec<String>,
     pub ref_table: String,
@@ -80,23 +84,28 @@ impl Table {
     ///   status TEXT not null, e.g. 'delivered', 'shipped'
     /// ```
     pub fn render(&self, out: &mut String) {
-        let kind = match self.kind {
-            TableKind::Table => "table",
-            TableKind::View => "view",
-        };
-        let _ = write!(out, "{kind} {}", self.name);
+        // push_str rather than write!: this runs for every table of every
+        // prompt and of `aiq schema`, and formatting machinery is slow.
+        out.push_str(match self.kind {
+            TableKind::Table => "table ",
+            TableKind::View => "view ",
+        });
+        out.push_str(&self.name);
         if let Some(n) = self.row_estimate {
             let _ = write!(out, " (~{n} rows)");
         }
         if let Some(c) = self.comment.as_deref().filter(|c| !c.is_empty()) {
-            let _ = write!(out, " -- {c}");
+            out.push_str(" -- ");
+            out.push_str(c);
         }
         out.push('\n');
         let single_pk = self.columns.iter().filter(|c| c.primary_key).count() == 1;
         for col in &self.columns {
-            let _ = write!(out, "  {}", col.name);
+            out.push_str("  ");
+            out.push_str(&col.name);
             if !col.type_name.is_empty() {
-                let _ = write!(out, " {}", col.type_name);
+                out.push(' ');
+                out.push_str(&col.type_name);
             }
             if col.primary_key && single_pk {
                 out.push_str(" primary key");
@@ -107,17 +116,17 @@ impl Table {
                 if let [only] = fk.columns.as_slice() {
                     if *only == col.name {
                         let target = fk.ref_columns.first().map(String::as_str).unwrap_or("?");
-                        let _ = write!(out, " -> {}.{}", fk.ref_table, target);
+                        out.push_str(" -> ");
+                        out.push_str(&fk.ref_table);
+                        out.push('.');
+                        out.push_str(target);
                     }
                 }
             }
-            if !col.samples.is_empty() {
-                let quoted: Vec<String> = col
-                    .samples
-                    .iter()
-                    .map(|s| format!("'{}'", s.replace('\'', "''")))
-                    .collect();
-                let _ = write!(out, ", e.g. {}", quoted.join(", "));
+            for (i, s) in col.samples.iter().enumerate() {
+                out.push_str(if i == 0 { ", e.g. '" } else { ", '" });
+                out.push_str(&s.replace('\'', "''"));
+                out.push('\'');
             }
             out.push('\n');
         }

@@ -12,7 +12,7 @@ use rustyline::error::ReadlineError;
 use rustyline::history::DefaultHistory;
 use rustyline::Editor;
 
-use self::helper::{joined, ChatHelper};
+use self::helper::{joined, ChatHelper, Names};
 use super::console::Console;
 use super::sink::{is_yes, CollectOptions, Collector};
 use super::start::{open_for_chat, EditorPrompt};
@@ -34,7 +34,7 @@ pub fn run(
     run: &RunArgs,
     ask: &AskArgs,
 ) -> Result<(), AiqError> {
-    let names = Arc::new(Mutex::new(Vec::new()));
+    let names = Arc::new(Mutex::new(Names::default()));
     let mut editor: ChatEditor =
         Editor::new().map_err(|e| AiqError::Usage(format!("cannot start the line editor: {e}")))?;
     editor.set_helper(Some(ChatHelper {
@@ -96,7 +96,7 @@ struct Chat<'a> {
     ctx: &'a Context<'a>,
     conversation: Conversation,
     run: RunArgs,
-    names: Arc<Mutex<Vec<String>>>,
+    names: Arc<Mutex<Names>>,
     editor: ChatEditor,
 }
 
@@ -163,15 +163,16 @@ impl Chat<'_> {
     }
 }
 
-fn set_names(names: &Arc<Mutex<Vec<String>>>, catalog: &Catalog) {
-    let mut all: Vec<String> = Vec::new();
-    for t in &catalog.tables {
-        all.push(t.name.clone());
-        all.extend(t.columns.iter().map(|c| c.name.clone()));
-    }
-    all.sort();
-    all.dedup();
+fn set_names(names: &Arc<Mutex<Names>>, catalog: &Catalog) {
+    let tables: Vec<String> = catalog.tables.iter().map(|t| t.name.clone()).collect();
+    let mut columns: Vec<String> = catalog
+        .tables
+        .iter()
+        .flat_map(|t| t.columns.iter().map(|c| c.name.clone()))
+        .collect();
+    columns.sort();
+    columns.dedup();
     if let Ok(mut n) = names.lock() {
-        *n = all;
+        *n = Names { tables, columns };
     }
 }

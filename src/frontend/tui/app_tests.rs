@@ -123,6 +123,7 @@ pub fn answered_turn() -> Vec<Event> {
             rows: 3,
             elapsed: Duration::from_millis(4),
             changed: false,
+            more: false,
         },
         Event::TurnFinished(Outcome::Answered(Answer {
             text: String::new(),
@@ -346,6 +347,7 @@ fn tab_moves_the_focus_and_the_focused_pane_scrolls() {
                 rows: 100,
                 elapsed: Duration::from_millis(9),
                 changed: false,
+                more: false,
             },
         ],
     );

@@ -160,3 +160,26 @@ fn the_format_shows_the_finished_result_as_text() {
     events(&mut a, vec![Event::StatusChanged(s)]);
     assert_eq!(a.grid.held(), 4, "header and three CSV lines");
 }
+
+#[test]
+fn a_result_cut_short_after_counting_says_there_are_more() {
+    let mut a = app();
+    let mut turn = answered_turn();
+    for e in turn.iter_mut() {
+        if let Event::QueryFinished { rows, more, .. } = e {
+            (*rows, *more) = (12_345, true);
+        }
+    }
+    events(&mut a, turn);
+    assert!(
+        a.transcript
+            .entries()
+            .contains(&Entry::Result("12,345+ rows in 4 ms".into())),
+        "{:?}",
+        a.transcript.entries()
+    );
+    assert_eq!(
+        a.grid.footer(4, 78),
+        " showing first 3 of 12,345+ rows · 4 ms · rows 1–3 · cols 1–2 of 2 "
+    );
+}

@@ -8,7 +8,7 @@ use std::time::Duration;
 use super::app::{App, Focus, Overlay, Phase};
 use super::grid::Finished;
 use super::log::Kind;
-use super::text::{count, duration};
+use super::text::duration;
 use super::transcript::{Entry, Transcript};
 use crate::agent::{AgentError, Event, Outcome};
 use crate::llm::Usage;
@@ -42,10 +42,12 @@ impl App {
                 rows,
                 elapsed,
                 changed,
+                more,
             } => self.finished(Finished {
                 rows,
                 elapsed,
                 changed,
+                more,
             }),
             Event::Retrying { why, attempt } => {
                 self.grid.stop("failed");
@@ -122,12 +124,11 @@ impl App {
     }
 
     fn finished(&mut self, f: Finished) {
-        let noun = if f.rows == 1 { "row" } else { "rows" };
         let took = duration(f.elapsed);
         let line = if f.changed {
-            format!("{} {noun} changed in {took}", count(f.rows))
+            format!("{} changed in {took}", f.rows_text())
         } else {
-            format!("{} {noun} in {took}", count(f.rows))
+            format!("{} in {took}", f.rows_text())
         };
         self.note(Kind::Done, &line);
         self.show(Entry::Result(line));

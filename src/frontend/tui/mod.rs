@@ -91,7 +91,7 @@ pub fn run(
     }
     let entries: Vec<String> = history.iter().cloned().collect();
 
-    let worker = Worker::spawn(conversation)
+    let worker = Worker::spawn_holding(conversation, WINDOW_ROWS)
         .map_err(|e| AiqError::Usage(format!("cannot start the conversation's thread: {e}")))?;
     // A stale restored session asks first; its question comes as a dialog.
     worker.run(|conversation, sink| conversation.offer_fresh_context(sink));

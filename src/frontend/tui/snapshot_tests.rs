@@ -103,6 +103,7 @@ fn wide_result_scrolled_right() {
                 rows: 40,
                 elapsed: Duration::from_millis(12),
                 changed: false,
+                more: false,
             },
             Event::TurnFinished(Outcome::Done),
         ]);

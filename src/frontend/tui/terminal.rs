@@ -92,12 +92,14 @@ impl Drop for Screen {
 
 type PanicHook = Box<dyn Fn(&PanicHookInfo<'_>) + Send + Sync + 'static>;
 
-/// A panic anywhere restores the terminal before its message is printed.
+/// A panic anywhere restores the terminal before its message is printed;
+/// so does SIGTERM or SIGHUP before aiq exits.
 fn install_panic_hook() {
     static ONCE: Once = Once::new();
     ONCE.call_once(|| {
         let previous = std::panic::take_hook();
         std::panic::set_hook(restoring(restore, previous));
+        crate::cleanup::before_signal_exit(restore);
     });
 }
 

@@ -31,6 +31,22 @@ pub struct Finished {
     pub rows: u64,
     pub elapsed: Duration,
     pub changed: bool,
+    /// The rows were counted for a moment, then the statement stopped:
+    /// there are more than `rows`.
+    pub more: bool,
+}
+
+impl Finished {
+    /// `12 rows`, `1,234,567+ rows` when there are more.
+    pub fn rows_text(&self) -> String {
+        let plus = if self.more { "+" } else { "" };
+        let noun = if self.rows == 1 && !self.more {
+            "row"
+        } else {
+            "rows"
+        };
+        format!("{}{plus} {noun}", count(self.rows))
+    }
 }
 
 /// The result of the last statement.
@@ -140,6 +156,7 @@ impl Grid {
             max_rows: None,
             color: false,
             width: None,
+            count_budget: None,
         };
         {
             let mut r = render::renderer(format, Box::new(&mut out), options);
@@ -244,11 +261,11 @@ impl Grid {
                 width,
             );
         }
-        let mut parts = vec![if f.rows > self.rows.len() as u64 {
+        let mut parts = vec![if f.rows > self.rows.len() as u64 || f.more {
             format!(
-                "showing first {} of {} rows",
+                "showing first {} of {}",
                 count(self.rows.len() as u64),
-                count(f.rows)
+                f.rows_text()
             )
         } else {
             rows_noun(f.rows)
@@ -392,6 +409,7 @@ mod tests {
                 rows: 30_000,
                 elapsed: Duration::from_millis(1500),
                 changed: false,
+                more: false,
             },
             Format::Table,
         );
@@ -428,6 +446,7 @@ mod tests {
                 rows: 2,
                 elapsed: Duration::from_millis(3),
                 changed: false,
+                more: false,
             },
             Format::Csv,
         );

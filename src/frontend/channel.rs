@@ -4,6 +4,8 @@
 //! [`Worker::submit`], and sends every event back through a bounded
 //! channel. The drawing thread stays free: it can cancel the turn in flight
 //! ([`Worker::cancel`]) or answer a confirmation event whenever it likes.
+//! A view that holds only the first rows of a result gets only those
+//! ([`Worker::spawn_holding`]); the rest are counted on the worker.
 
 use std::io;
 use std::sync::mpsc::{self, Receiver, Sender, SyncSender};

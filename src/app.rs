@@ -9,7 +9,7 @@ use crate::commands;
 use crate::config::Config;
 use crate::context::Context;
 use crate::error::AiqError;
-use crate::frontend::{direct, oneshot, repl};
+use crate::frontend::{direct, oneshot, repl, tui};
 
 /// Runs aiq with the process arguments and environment; returns the exit code.
 pub fn main() -> i32 {
@@ -20,7 +20,8 @@ pub fn main() -> i32 {
             return e.exit_code();
         }
     };
-    init_tracing(cli.global.verbose);
+    // Diagnostics on stderr would draw over the full-screen view.
+    init_tracing(if cli.tui { 0 } else { cli.global.verbose });
     crate::cleanup::install_signal_handlers();
     let env = |key: &str| std::env::var(key).ok();
     match run(cli, &env) {
@@ -50,6 +51,7 @@ pub fn run(cli: Cli, env: &dyn Fn(&str) -> Option<String>) -> Result<(), AiqErro
         )),
         Some(command) => commands::dispatch(&ctx, command),
         None if cli.run.execute.is_some() => direct::run(&ctx, cli.source.as_deref(), &cli.run),
+        None if cli.tui => tui::run(&ctx, cli.source.as_deref(), &cli.run, &cli.ask),
         None => match oneshot::question(&cli.ask)? {
             Some(q) => oneshot::run(&ctx, cli.source.as_deref(), &cli.run, &cli.ask, &q),
             None => repl::run(&ctx, cli.source.as_deref(), &cli.run, &cli.ask),

@@ -37,6 +37,16 @@ pub fn remove_all() {
     }
 }
 
+static BEFORE_EXIT: Mutex<Vec<fn()>> = Mutex::new(Vec::new());
+
+/// Runs `f` before a signal ends aiq (the full-screen view puts the
+/// terminal back this way).
+pub fn before_signal_exit(f: fn()) {
+    if let Ok(mut fs) = BEFORE_EXIT.lock() {
+        fs.push(f);
+    }
+}
+
 /// On SIGTERM and SIGHUP: remove the registered folders and exit with
 /// 128 + the signal's number, as a shell does.
 pub fn install_signal_handlers() {
@@ -48,6 +58,10 @@ pub fn install_signal_handlers() {
         .name("aiq-signals".into())
         .spawn(move || {
             if let Some(signal) = signals.forever().next() {
+                let before: Vec<fn()> = BEFORE_EXIT.lock().map(|f| f.clone()).unwrap_or_default();
+                for f in before {
+                    f();
+                }
                 remove_all();
                 std::process::exit(128 + signal);
             }

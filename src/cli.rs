@@ -8,6 +8,7 @@ use crate::render::Format;
 const EXAMPLES: &str = "\
 Examples:
   aiq shop.db                                   # chat (on a terminal)
+  aiq shop.db --tui                             # full-screen view
   aiq -s ~/.aiqconfig/session_20260126100000.json   # continue a saved chat
   aiq shop.db -q \"how many customers per country?\"
   echo \"top 5 products by revenue\" | aiq shop.db -f json
@@ -43,6 +44,10 @@ pub struct Cli {
     /// Data source: a file, a folder of data files, a URL or a saved source name
     #[arg(value_name = "SOURCE")]
     pub source: Option<String>,
+
+    /// Full-screen view: conversation, result grid and log at once
+    #[arg(long, conflicts_with_all = ["question", "execute"])]
+    pub tui: bool,
 
     #[command(flatten)]
     pub run: RunArgs,
@@ -314,5 +319,12 @@ mod tests {
         ));
         let e = Cli::try_parse_from(["aiq", "x.db", "-f", "xml"]).unwrap_err();
         assert_eq!(e.exit_code(), 2);
+        let e = Cli::try_parse_from(["aiq", "x.db", "--tui", "-q", "why?"]).unwrap_err();
+        assert_eq!(e.exit_code(), 2);
+        assert!(
+            Cli::try_parse_from(["aiq", "-s", "s.json", "--tui"])
+                .unwrap()
+                .tui
+        );
     }
 }

@@ -14,6 +14,7 @@ use chrono::Utc;
 
 use super::commands::{help, parse, SlashCommand};
 use super::events::{ConfirmKind, Event, EventSink, PendingAnswer};
+use super::kind::Mode;
 use super::outcome::{AgentError, Answer, Outcome};
 use super::thread::Thread;
 use crate::cancel::{CancelHandle, CancelToken};
@@ -59,6 +60,27 @@ pub struct ConversationOptions {
     /// A restored session older than this offers a fresh context (SPEC §7.4).
     pub stale_after_hours: u64,
     pub opener: Box<dyn SourceOpener>,
+}
+
+/// What a conversation runs on, as a status line shows it. A command that
+/// changes any of it is followed by [`Event::StatusChanged`].
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Status {
+    /// The source as people know it (the saved name or the file name).
+    pub source: String,
+    /// `sqlite`, `duckdb`, `postgres` or `mysql`.
+    pub engine: &'static str,
+    /// Tables the model is told about.
+    pub tables: usize,
+    /// The model's provider and name.
+    pub provider: String,
+    pub model: String,
+    /// What the model writes.
+    pub mode: Mode,
+    /// The output format results are shown in.
+    pub format: Format,
+    /// The session file, if this conversation keeps one.
+    pub session: Option<PathBuf>,
 }
 
 /// What the front end does after a line.
@@ -135,6 +157,21 @@ impl Conversation {
         self.session.as_ref().map(|s| s.path.as_path())
     }
 
+    /// What the conversation runs on now (a status line's facts).
+    pub fn status(&self) -> Status {
+        let model = self.thread.model();
+        Status {
+            source: self.label.clone(),
+            engine: self.thread.engine().as_str(),
+            tables: self.thread.catalog().tables.len(),
+            provider: model.provider().to_string(),
+            model: model.model().to_string(),
+            mode: self.thread.mode(),
+            format: self.format,
+            session: self.session_path().map(std::path::Path::to_path_buf),
+        }
+    }
+
     /// Cancels the turn in flight, whichever it is when used (Ctrl-C, a
     /// UI's cancel key); survives `/source` and every turn.
     pub fn canceller(&self) -> CancelHandle {
@@ -192,7 +229,12 @@ impl Conversation {
             self.save(sink, false);
             return Flow::Continue;
         }
+        let before = self.status();
         let flow = self.command(command, sink);
+        let after = self.status();
+        if after != before {
+            let _ = sink.event(Event::StatusChanged(after));
+        }
         let _ = sink.event(Event::TurnFinished(Outcome::Done));
         flow
     }

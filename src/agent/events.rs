@@ -13,6 +13,7 @@ use std::sync::mpsc::{self, Receiver, RecvTimeoutError, SyncSender};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
+use super::conversation::Status;
 use super::kind::Mode;
 use super::outcome::Outcome;
 use crate::cancel::CancelToken;
@@ -72,6 +73,9 @@ pub enum Event {
     /// The session file was written; front ends show where and how to
     /// continue it.
     SessionSaved(PathBuf),
+    /// A command changed what the conversation runs on (`/source`,
+    /// `/format`, `/new`, `/save FILE`, …): the new facts, for a status line.
+    StatusChanged(Status),
     /// The turn is over: the one final event, carrying its outcome.
     TurnFinished(Outcome),
 }

@@ -24,14 +24,16 @@ pub mod prompt;
 pub mod rank;
 pub mod runner;
 #[cfg(test)]
-mod testkit;
+pub(crate) mod testkit;
 mod thread;
 #[cfg(test)]
 mod thread_tests;
 
 use chrono::{DateTime, SecondsFormat, Utc};
 
-pub use conversation::{Conversation, ConversationOptions, Flow, Keep, Opened, SourceOpener};
+pub use conversation::{
+    Conversation, ConversationOptions, Flow, Keep, Opened, SourceOpener, Status,
+};
 pub use events::{ConfirmKind, Confirmation, Event, EventSink, PendingAnswer};
 pub use kind::Mode;
 pub use outcome::{AgentError, Answer, Outcome};

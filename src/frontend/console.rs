@@ -207,7 +207,10 @@ impl EventSink for Console<'_> {
                 self.stop_spinner();
                 self.end_stream();
             }
-            Event::Rows(_) | Event::QueryFinished { .. } | Event::Usage(_) => {}
+            Event::Rows(_)
+            | Event::QueryFinished { .. }
+            | Event::Usage(_)
+            | Event::StatusChanged(_) => {}
         }
         match event {
             // The streamed text (or the line above) already showed the code.

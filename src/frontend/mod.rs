@@ -9,5 +9,7 @@ pub mod direct;
 pub mod oneshot;
 pub mod repl;
 pub mod sink;
+pub mod start;
+pub mod tui;
 
 pub use crate::error::stderr_line;

@@ -113,7 +113,8 @@ impl EventSink for Collector<'_> {
             | Event::QueryStarted { .. }
             | Event::ToolCall { .. }
             | Event::ToolResult { .. }
-            | Event::Usage(_) => {}
+            | Event::Usage(_)
+            | Event::StatusChanged(_) => {}
             Event::Proposed { code, .. } => {
                 if self.options.sql_only {
                     writeln!(self.out, "{code}")?;

@@ -15,15 +15,15 @@ use rustyline::Editor;
 use self::helper::{joined, ChatHelper, Names};
 use super::console::Console;
 use super::sink::{is_yes, CollectOptions, Collector};
+use super::start::{open_for_chat, EditorPrompt};
 use super::stderr_line;
-use crate::agent::{Confirmation, Conversation, EventSink, Flow, Keep, Opened};
+use crate::agent::{Confirmation, Conversation, EventSink, Flow};
 use crate::cli::{AskArgs, RunArgs};
 use crate::context::{render_options, Context};
 use crate::error::AiqError;
 use crate::home;
 use crate::interrupt;
 use crate::schema::Catalog;
-use crate::session::Session;
 
 type ChatEditor = Editor<ChatHelper, DefaultHistory>;
 
@@ -45,36 +45,14 @@ pub fn run(
         let _ = editor.load_history(&history_file);
     }
 
-    let restored = match &ask.session {
-        Some(path) => match Session::load(path) {
-            Ok(s) => Some(s),
-            Err(e) => {
-                stderr_line(&format!("aiq: cannot restore {e}; starting a new session"));
-                None
-            }
-        },
-        None => None,
-    };
-    let wanted = source_arg
-        .map(str::to_string)
-        .or_else(|| restored.as_ref().map(|s| s.data_source.clone()))
-        .or_else(|| ctx.config.sources.default.clone());
-    let opened = match wanted {
-        Some(name) => match ctx.open_source(Some(&name), run.allow_write) {
-            Ok(o) => o,
-            Err(e) if source_arg.is_some() => return Err(e),
-            Err(e) => {
-                stderr_line(&format!(
-                    "aiq: the data source '{name}' cannot be opened: {e}"
-                ));
-                pick_source(ctx, &mut editor, run.allow_write)?
-            }
-        },
-        None => pick_source(ctx, &mut editor, run.allow_write)?,
-    };
-
+    let (opened, keep) = open_for_chat(
+        ctx,
+        source_arg,
+        ask.session.as_deref(),
+        run.allow_write,
+        &mut EditorPrompt(&mut editor),
+    )?;
     let model = ctx.connect_model(&ask.model)?;
-    let keep = restored.map(Keep::Session).unwrap_or(Keep::NewSession);
     let conversation = ctx.conversation(model, opened, keep, run, ask);
     let mut chat = Chat {
         ctx,
@@ -101,31 +79,6 @@ pub fn run(
     chat.run_loop(&history_file);
     chat.with_console(|conversation, sink| conversation.leave(sink));
     Ok(())
-}
-
-/// Lists the saved sources and asks for one until something opens.
-fn pick_source(
-    ctx: &Context<'_>,
-    editor: &mut ChatEditor,
-    allow_write: bool,
-) -> Result<Opened, AiqError> {
-    let names: Vec<&str> = ctx.config.sources.names().collect();
-    if names.is_empty() {
-        stderr_line("aiq: no sources are saved yet.");
-    } else {
-        stderr_line(&format!("aiq: saved sources: {}", names.join(", ")));
-    }
-    loop {
-        match editor.readline("Source (a saved name or a path): ") {
-            Ok(line) if line.trim().is_empty() => continue,
-            Ok(line) => match ctx.open_source(Some(line.trim()), allow_write) {
-                Ok(o) => return Ok(o),
-                Err(e) => stderr_line(&format!("aiq: {e}")),
-            },
-            Err(ReadlineError::Interrupted) => continue,
-            Err(_) => return Err(AiqError::Usage("no data source chosen".into())),
-        }
-    }
 }
 
 /// A yes/no question at the line editor's prompt.

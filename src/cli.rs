@@ -160,6 +160,10 @@ pub struct GlobalArgs {
     #[arg(long, global = true)]
     pub no_color: bool,
 
+    /// No running indicator, counters or footers on stderr
+    #[arg(long, global = true)]
+    pub quiet: bool,
+
     /// More diagnostics on stderr (-vv for debug detail)
     #[arg(short = 'v', long, action = clap::ArgAction::Count, global = true)]
     pub verbose: u8,

@@ -10,14 +10,12 @@
 
 mod common;
 
-use std::io::ErrorKind;
-use std::num::NonZeroU16;
 use std::path::Path;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use common::llm::{ModelServer, Reply};
-use common::{pty, sessions_in, Sandbox};
-use expectrl::session::OsSession;
+use common::screen::Screen;
+use common::{sessions_in, Sandbox};
 use serde_json::{json, Value};
 
 const PER_COUNTRY: &str =
@@ -26,72 +24,6 @@ const IN_DE: &str = "SELECT name FROM customers WHERE country = 'DE' ORDER BY na
 
 fn fenced(sql: &str) -> Reply {
     Reply::Text(format!("Here you go:\n```sql\n{sql}\n```"))
-}
-
-/// The program in a pseudo-terminal and what its screen shows.
-struct Screen {
-    p: OsSession,
-    vt: vt100::Parser,
-}
-
-impl Screen {
-    fn start(sb: &Sandbox, server: &ModelServer, args: &[&str]) -> Screen {
-        let args: Vec<&std::ffi::OsStr> = args.iter().map(|a| a.as_ref()).collect();
-        Screen {
-            p: pty(sb, &args, Some(server), "xterm-256color"),
-            vt: vt100::Parser::new(
-                NonZeroU16::new(24).unwrap(),
-                NonZeroU16::new(80).unwrap(),
-                0,
-            ),
-        }
-    }
-
-    /// Takes what the program wrote so far.
-    fn pump(&mut self) {
-        let mut buf = [0u8; 16384];
-        loop {
-            match self.p.try_read(&mut buf) {
-                Ok(0) => return,
-                Ok(n) => self.vt.process(&buf[..n]),
-                Err(e) if e.kind() == ErrorKind::WouldBlock => return,
-                Err(_) => return,
-            }
-        }
-    }
-
-    fn text(&self) -> String {
-        self.vt.screen().contents()
-    }
-
-    /// Waits until the screen shows `text`.
-    fn wait_for(&mut self, text: &str) {
-        let deadline = Instant::now() + Duration::from_secs(20);
-        loop {
-            self.pump();
-            if self.text().contains(text) {
-                return;
-            }
-            assert!(
-                Instant::now() < deadline,
-                "waited for {text:?}; the screen shows:\n{}",
-                self.text()
-            );
-            std::thread::sleep(Duration::from_millis(20));
-        }
-    }
-
-    fn send(&mut self, keys: &str) {
-        use std::io::Write;
-        self.p.write_all(keys.as_bytes()).unwrap();
-        self.p.flush().unwrap();
-        // Let the view take one key sequence at a time.
-        std::thread::sleep(Duration::from_millis(60));
-    }
-
-    fn exit_code(&self) -> String {
-        format!("{:?}", self.p.get_process().wait().unwrap())
-    }
 }
 
 #[test]

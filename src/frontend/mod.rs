@@ -7,6 +7,7 @@ pub mod channel;
 pub mod console;
 pub mod direct;
 pub mod oneshot;
+pub mod progress;
 pub mod repl;
 pub mod sink;
 pub mod start;

@@ -70,7 +70,10 @@ pub fn open_for_chat(
         .or_else(|| restored.as_ref().map(|s| s.data_source.clone()))
         .or_else(|| ctx.config.sources.default.clone());
     let opened = match wanted {
-        Some(name) => match ctx.open_source(Some(&name), allow_write) {
+        Some(name) => match {
+            let _waiting = super::progress::opening(ctx, Some(&name));
+            ctx.open_source(Some(&name), allow_write)
+        } {
             Ok(o) => o,
             Err(e) if source_arg.is_some() => return Err(e),
             Err(e) => {

@@ -4,6 +4,8 @@
 #![allow(dead_code)]
 
 pub mod llm;
+#[cfg(unix)]
+pub mod screen;
 pub mod servers;
 pub mod shop;
 

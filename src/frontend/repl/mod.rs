@@ -5,7 +5,7 @@
 
 mod helper;
 
-use std::io::{self, Write};
+use std::io::{self, IsTerminal, Write};
 use std::sync::{Arc, Mutex};
 
 use rustyline::error::ReadlineError;
@@ -150,6 +150,8 @@ impl Chat<'_> {
         let collector = Collector::new(&mut out, format, render, collect);
         let editor = &mut self.editor;
         let mut console = Console::new(collector, self.ctx.color_stderr(), self.run.yes)
+            .quiet(self.ctx.global.quiet)
+            .stdout_tty(io::stdout().is_terminal())
             .reporting_errors()
             .asking_with(Box::new(move |c| ask_in_editor(editor, c)));
         f(&mut self.conversation, &mut console);

@@ -18,7 +18,9 @@ mod conversation;
 mod conversation_tests;
 mod events;
 pub mod extract;
+pub mod fit;
 pub mod kind;
+pub mod link;
 mod outcome;
 pub mod prompt;
 pub mod rank;
@@ -28,6 +30,7 @@ pub(crate) mod testkit;
 mod thread;
 #[cfg(test)]
 mod thread_tests;
+pub mod tools;
 
 use chrono::{DateTime, SecondsFormat, Utc};
 

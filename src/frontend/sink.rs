@@ -156,10 +156,15 @@ impl EventSink for Collector<'_> {
             Event::ThinkingStarted
             | Event::TextDelta(_)
             | Event::QueryStarted { .. }
-            | Event::ToolCall { .. }
             | Event::ToolResult { .. }
             | Event::Usage(_)
             | Event::StatusChanged(_) => {}
+            Event::ToolCall { name, arguments } => {
+                // Lookups are shown where the SQL is.
+                if self.options.show_sql {
+                    stderr_line(&format!("→ {name} {arguments}"));
+                }
+            }
             Event::Proposed { code, .. } => {
                 if self.options.sql_only {
                     writeln!(self.out, "{code}")?;

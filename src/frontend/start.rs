@@ -44,6 +44,12 @@ impl<H: Helper, I: History> StartPrompt for EditorPrompt<'_, H, I> {
     }
 }
 
+/// Opens source `name` with an indicator while it takes.
+fn open_showing(ctx: &Context<'_>, name: &str, allow_write: bool) -> Result<Opened, AiqError> {
+    let _waiting = super::progress::opening(ctx, Some(name));
+    ctx.open_source(Some(name), allow_write)
+}
+
 /// The source to talk to and where the conversation is kept: a restored
 /// session, or a new one. An explicit SOURCE that cannot be opened is an
 /// error; any other source that cannot be opened is reported and another
@@ -70,10 +76,7 @@ pub fn open_for_chat(
         .or_else(|| restored.as_ref().map(|s| s.data_source.clone()))
         .or_else(|| ctx.config.sources.default.clone());
     let opened = match wanted {
-        Some(name) => match {
-            let _waiting = super::progress::opening(ctx, Some(&name));
-            ctx.open_source(Some(&name), allow_write)
-        } {
+        Some(name) => match open_showing(ctx, &name, allow_write) {
             Ok(o) => o,
             Err(e) if source_arg.is_some() => return Err(e),
             Err(e) => {

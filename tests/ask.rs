@@ -557,21 +557,24 @@ fn the_key_never_reaches_logs() {
     assert!(!stdout_of(&out).contains(SECRET_KEY));
 }
 
+/// 2,000 empty audit tables beside the shop's.
+fn add_audit_tables(db: &std::path::Path) {
+    let conn = rusqlite::Connection::open(db).unwrap();
+    let mut sql = String::from("BEGIN;");
+    for i in 0..2000 {
+        sql.push_str(&format!(
+            "CREATE TABLE audit_{i:04} (id INTEGER PRIMARY KEY, actor TEXT, action TEXT, happened_at TEXT, detail TEXT);"
+        ));
+    }
+    sql.push_str("COMMIT;");
+    conn.execute_batch(&sql).unwrap();
+}
+
 #[test]
 fn a_2000_table_schema_stays_small_and_keeps_the_relevant_tables() {
     let sb = Sandbox::new();
     let db = sb.shop_sqlite();
-    {
-        let conn = rusqlite::Connection::open(&db).unwrap();
-        let mut sql = String::from("BEGIN;");
-        for i in 0..2000 {
-            sql.push_str(&format!(
-                "CREATE TABLE audit_{i:04} (id INTEGER PRIMARY KEY, actor TEXT, action TEXT, happened_at TEXT, detail TEXT);"
-            ));
-        }
-        sql.push_str("COMMIT;");
-        conn.execute_batch(&sql).unwrap();
-    }
+    add_audit_tables(&db);
     let server = ModelServer::start(vec![fenced(PER_COUNTRY)]);
     sb.aiq_with(&server, "openai")
         .arg(&db)
@@ -595,17 +598,7 @@ fn a_model_describes_a_table_listed_by_name_then_answers() {
         for stream in [true, false] {
             let sb = Sandbox::new();
             let db = sb.shop_sqlite();
-            {
-                let conn = rusqlite::Connection::open(&db).unwrap();
-                let mut sql = String::from("BEGIN;");
-                for i in 0..2000 {
-                    sql.push_str(&format!(
-                        "CREATE TABLE audit_{i:04} (id INTEGER PRIMARY KEY, actor TEXT, action TEXT, happened_at TEXT, detail TEXT);"
-                    ));
-                }
-                sql.push_str("COMMIT;");
-                conn.execute_batch(&sql).unwrap();
-            }
+            add_audit_tables(&db);
             let server = ModelServer::start(vec![
                 Reply::Tool("describe_tables", json!({"names": ["audit_1999"]})),
                 Reply::ToolSql("SELECT count(*) AS n FROM audit_1999".into()),

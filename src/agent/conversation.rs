@@ -341,13 +341,7 @@ impl Conversation {
             t.render(&mut text);
             return Event::Listing(text);
         }
-        let near = catalog
-            .tables
-            .iter()
-            .map(|t| t.name.as_str())
-            .min_by_key(|n| strsim::levenshtein(&n.to_lowercase(), &name.to_lowercase()))
-            .map(|n| format!("; did you mean {n}?"))
-            .unwrap_or_default();
+        let near = catalog.did_you_mean(name);
         Event::CommandFailed(format!("no table named {name}{near}"))
     }
 

@@ -138,13 +138,7 @@ pub fn describe(names: &[String], catalog: &Catalog) -> String {
                 out.push_str(&text);
             }
             None => {
-                let near = catalog
-                    .tables
-                    .iter()
-                    .map(|t| t.name.as_str())
-                    .min_by_key(|n| strsim::levenshtein(&n.to_lowercase(), &name.to_lowercase()))
-                    .map(|n| format!("; did you mean {n}?"))
-                    .unwrap_or_default();
+                let near = catalog.did_you_mean(name);
                 out.push_str(&format!("-- no table named {name}{near}\n"));
             }
         }

@@ -57,6 +57,18 @@ pub struct ForeignKey {
 }
 
 impl Catalog {
+    /// `"; did you mean NAME?"` for the table name closest to `name`, or
+    /// nothing for an empty catalog.
+    pub fn did_you_mean(&self, name: &str) -> String {
+        let wanted = name.to_lowercase();
+        self.tables
+            .iter()
+            .map(|t| t.name.as_str())
+            .min_by_key(|n| strsim::levenshtein(&n.to_lowercase(), &wanted))
+            .map(|n| format!("; did you mean {n}?"))
+            .unwrap_or_default()
+    }
+
     /// Finds a table by name, case-insensitively.
     pub fn table(&self, name: &str) -> Option<&Table> {
         self.tables

@@ -164,6 +164,10 @@ pub struct GlobalArgs {
     #[arg(long, global = true)]
     pub quiet: bool,
 
+    /// Only these tables are described to the model and queryable (patterns with * and ?)
+    #[arg(long, global = true, value_name = "PATTERN,…", value_delimiter = ',')]
+    pub tables: Vec<String>,
+
     /// More diagnostics on stderr (-vv for debug detail)
     #[arg(short = 'v', long, action = clap::ArgAction::Count, global = true)]
     pub verbose: u8,

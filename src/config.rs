@@ -22,6 +22,8 @@ pub struct Config {
     pub chat: ChatConfig,
     pub query: QueryConfig,
     pub sources: SavedSources,
+    /// `[privacy]`: what leaves the machine, for every source (SPEC §4.3).
+    pub privacy: crate::privacy::PrivacyConfig,
     /// Things worth telling the user (for example loose file permissions).
     pub warnings: Vec<String>,
 }
@@ -97,6 +99,8 @@ struct FileConfig {
     query: QueryConfig,
     #[serde(default)]
     sources: toml::Table,
+    #[serde(default)]
+    privacy: crate::privacy::PrivacyConfig,
 }
 
 /// Where the configuration lives: `$AIQ_HOME`, else `~/.aiqconfig`.
@@ -141,6 +145,7 @@ impl Config {
             chat: file.chat,
             query: file.query,
             sources,
+            privacy: file.privacy,
             warnings,
         })
     }
@@ -182,10 +187,41 @@ impl Config {
             if let Some(p) = &s.password_env {
                 t["password_env"] = toml_edit::value(p.as_str());
             }
+            privacy_keys(&mut t, &s.privacy());
             sources[name] = toml_edit::Item::Table(t);
         }
         doc["sources"] = toml_edit::Item::Table(sources);
+        let mut privacy = toml_edit::Table::new();
+        privacy_keys(&mut privacy, &self.privacy);
+        if !privacy.is_empty() {
+            doc["privacy"] = toml_edit::Item::Table(privacy);
+        }
         doc.to_string()
+    }
+}
+
+/// Writes the privacy keys that are set into `t`.
+fn privacy_keys(t: &mut toml_edit::Table, p: &crate::privacy::PrivacyConfig) {
+    let list = |v: &Vec<String>| {
+        let mut a = toml_edit::Array::new();
+        for x in v {
+            a.push(x.as_str());
+        }
+        toml_edit::value(a)
+    };
+    for (key, value) in [
+        ("include", &p.include),
+        ("exclude", &p.exclude),
+        ("redact", &p.redact),
+    ] {
+        if let Some(v) = value {
+            t[key] = list(v);
+        }
+    }
+    for (key, value) in [("samples", p.samples), ("send_results", p.send_results)] {
+        if let Some(v) = value {
+            t[key] = toml_edit::value(v);
+        }
     }
 }
 
@@ -309,6 +345,15 @@ pub const TEMPLATE: &str = r#"# aiq configuration. Every key is optional; the va
 
 [query]
 # timeout_secs = 30              # statements running longer are stopped
+
+# What leaves the machine, for every source (each [sources.NAME] table may
+# set the same keys for itself):
+# [privacy]
+# exclude = ["hr_*", "payroll"]  # tables (or "table.column") the model never hears of
+# include = ["orders", "cust*"]  # only these tables (the other way round)
+# samples = true                 # sample values in the prompt
+# send_results = true            # result previews in later prompts
+# redact = ["customers.email", "*.phone"]   # values that never leave the machine
 
 # Saved sources: `aiq sources add NAME PATH_OR_URL` writes them below, e.g.
 #   [sources.shop]

@@ -16,7 +16,10 @@ use crate::cli::{AskArgs, GlobalArgs, ModelArgs, RunArgs};
 use crate::config::Config;
 use crate::error::AiqError;
 use crate::llm::{self, ChatModel};
+use crate::notes::Notes;
+use crate::privacy::{Guard, Privacy};
 use crate::render::{Format, RenderOptions};
+use crate::safety::Policy;
 use crate::source::{self, strip_password, OpenOptions, Resolved, SourceError};
 
 /// What every command gets.
@@ -54,13 +57,42 @@ impl Context<'_> {
     /// Resolves (SOURCE or the default), opens a source and reads its
     /// catalog (from the cache when the source has not changed).
     pub fn open_source(&self, arg: Option<&str>, allow_write: bool) -> Result<Opened, AiqError> {
-        open_named(self.config, arg, allow_write, false)
+        open_named(self.config, arg, allow_write, false, &self.global.tables)
     }
 
     /// [`Context::open_source`], reading the catalog afresh (`aiq schema
     /// --refresh`); the cache keeps the new one.
     pub fn open_source_fresh(&self, arg: Option<&str>) -> Result<Opened, AiqError> {
-        open_named(self.config, arg, false, true)
+        open_named(self.config, arg, false, true, &self.global.tables)
+    }
+
+    /// The privacy settings of a resolved source: its keys in the config,
+    /// `[privacy]`, and `--tables`.
+    pub fn privacy_of(&self, resolved: &Resolved) -> Privacy {
+        privacy_of(self.config, &resolved.label, &self.global.tables)
+    }
+
+    /// The gate's policy for an opened source: with tables hidden, their
+    /// names come from its catalog (cached when it has not changed).
+    pub fn policy_for(
+        &self,
+        resolved: &Resolved,
+        source: &dyn crate::source::DataSource,
+        allow_write: bool,
+    ) -> Result<Policy, AiqError> {
+        let privacy = self.privacy_of(resolved);
+        if !privacy.hides_tables() {
+            return Ok(Policy::new(allow_write));
+        }
+        let catalog = catalog_of(&self.config.home, resolved, source, false)?;
+        Ok(Guard::new(privacy, &catalog).0.policy(allow_write))
+    }
+
+    /// The file name of a source's notes (see [`crate::notes::key`]).
+    pub fn notes_key(&self, arg: Option<&str>) -> Result<String, AiqError> {
+        let resolved = self.resolve_source(arg)?;
+        let (session_name, _) = names_of(self.config, &resolved.label);
+        Ok(crate::notes::key(&session_name))
     }
 
     /// Opens sources for `/source`, with the same settings.
@@ -68,6 +100,7 @@ impl Context<'_> {
         Box::new(ConfigOpener {
             config: self.config.clone(),
             allow_write,
+            tables: self.global.tables.clone(),
         })
     }
 
@@ -87,7 +120,7 @@ impl Context<'_> {
         run: &RunArgs,
         ask: &AskArgs,
     ) -> Conversation {
-        let thread = Thread::new(
+        let mut thread = Thread::new(
             model,
             opened.source,
             opened.catalog,
@@ -98,6 +131,7 @@ impl Context<'_> {
                 today: None,
             },
         );
+        thread.set_view(opened.guard, opened.notes);
         let (format, _) = output_setup(self, run);
         Conversation::new(
             thread,
@@ -140,6 +174,7 @@ fn open_named(
     arg: Option<&str>,
     allow_write: bool,
     refresh: bool,
+    tables: &[String],
 ) -> Result<Opened, AiqError> {
     let resolved = resolve(config, arg)?;
     let options = OpenOptions {
@@ -147,9 +182,31 @@ fn open_named(
         timeout: query_timeout(config),
     };
     let source = open_spec(&resolved, options)?;
-    let catalog = catalog_of(&config.home, &resolved, source.as_ref(), refresh)?;
-    let name = resolved.label;
-    let (session_name, label) = if name.contains("://") {
+    let full = catalog_of(&config.home, &resolved, source.as_ref(), refresh)?;
+    let privacy = privacy_of(config, &resolved.label, tables);
+    let (guard, catalog) = Guard::new(privacy, &full);
+    let (session_name, label) = names_of(config, &resolved.label);
+    let notes = Notes::load(&config.home, &crate::notes::key(&session_name));
+    Ok(Opened {
+        source,
+        catalog,
+        guard,
+        notes,
+        session_name,
+        label,
+    })
+}
+
+/// The privacy settings of the source named `name` (saved or not).
+fn privacy_of(config: &Config, name: &str, tables: &[String]) -> Privacy {
+    let own = config.sources.get(name).map(|s| s.privacy());
+    Privacy::resolve(&config.privacy, own.as_ref(), tables)
+}
+
+/// A resolved source's names: for session files (and notes), and for people.
+fn names_of(config: &Config, name: &str) -> (String, String) {
+    let name = name.to_string();
+    if name.contains("://") {
         let shown = strip_password(&name);
         (shown.clone(), shown)
     } else if config.sources.get(&name).is_some() {
@@ -164,13 +221,7 @@ fn open_named(
             .map(|f| f.to_string_lossy().into_owned())
             .unwrap_or_else(|| name.clone());
         (absolute, file)
-    };
-    Ok(Opened {
-        source,
-        catalog,
-        session_name,
-        label,
-    })
+    }
 }
 
 /// The source's catalog: from the cache when its fingerprint is the one
@@ -213,11 +264,19 @@ pub fn open_spec(
 struct ConfigOpener {
     config: Config,
     allow_write: bool,
+    tables: Vec<String>,
 }
 
 impl SourceOpener for ConfigOpener {
     fn open(&self, name: &str) -> Result<Opened, String> {
-        open_named(&self.config, Some(name), self.allow_write, false).map_err(|e| e.to_string())
+        open_named(
+            &self.config,
+            Some(name),
+            self.allow_write,
+            false,
+            &self.tables,
+        )
+        .map_err(|e| e.to_string())
     }
 }
 

@@ -7,6 +7,7 @@
 //!   session_YYYYMMDDHHMMSS.json   0600, one per conversation (SPEC §7)
 //!   input_history                 the chat's line-editor history
 //!   cache/catalog-KEY.bin         0600, schemas as last read (see schema::cache)
+//!   notes/NAME.md                 0600, what the model should know of a source
 //! ```
 //!
 //! Every file aiq writes here goes through [`write_atomic`]: a temporary
@@ -41,6 +42,11 @@ pub fn input_history(home: &Path) -> PathBuf {
 /// The file of a session created at `created` (UTC).
 pub fn session_file(home: &Path, created: &DateTime<Utc>) -> PathBuf {
     home.join(format!("session_{}.json", created.format("%Y%m%d%H%M%S")))
+}
+
+/// The notes of the source `key` (see [`crate::notes::key`]).
+pub fn notes_file(home: &Path, key: &str) -> PathBuf {
+    home.join("notes").join(format!("{key}.md"))
 }
 
 /// Where cached catalogs live.

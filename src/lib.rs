@@ -8,6 +8,8 @@
 //! - [`safety`]: the parser gate; the only code that can make a
 //!   [`safety::CheckedSql`], which is what `DataSource::execute` requires.
 //! - [`schema`]: the catalog an engine reports, and its compact text form.
+//! - [`privacy`]: what leaves the machine — hidden tables and columns,
+//!   samples, result previews, redacted columns.
 //! - [`render`]: result formats (table, csv, tsv, json, jsonl, markdown), each
 //!   a `RowSink` over any `io::Write`.
 //! - [`config`]: `$AIQ_HOME/config.toml`, loaded once and immutable.
@@ -41,6 +43,8 @@ pub mod frontend;
 pub mod home;
 pub mod interrupt;
 pub mod llm;
+pub mod notes;
+pub mod privacy;
 pub mod redact;
 pub mod render;
 mod runtime;

@@ -26,7 +26,13 @@ use crate::source::DataSource;
 /// A source opened for a conversation.
 pub struct Opened {
     pub source: Box<dyn DataSource>,
+    /// The catalog as the model may see it (hidden tables and columns
+    /// gone, samples only where allowed; see [`crate::privacy`]).
     pub catalog: Catalog,
+    /// The source's privacy settings, applied.
+    pub guard: crate::privacy::Guard,
+    /// The source's notes.
+    pub notes: crate::notes::Notes,
     /// What a session file records: the saved name, or the absolute path /
     /// the URL without password.
     pub session_name: String,
@@ -355,6 +361,7 @@ impl Conversation {
                 self.label = o.label;
                 let tables = o.catalog.tables.len();
                 self.thread.set_source(o.source, o.catalog);
+                self.thread.set_view(o.guard, o.notes);
                 let _ = sink.event(Event::Notice(format!(
                     "Now using {} ({tables} tables); the conversation is kept.",
                     self.label

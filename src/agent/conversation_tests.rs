@@ -25,6 +25,8 @@ impl SourceOpener for DirOpener {
         Ok(Opened {
             source,
             catalog,
+            guard: crate::privacy::Guard::default(),
+            notes: crate::notes::Notes::default(),
             session_name: name.into(),
             label: name.into(),
         })

@@ -103,8 +103,9 @@ impl HistoryMessage {
         self
     }
 
-    /// The text the model gets for this message in later turns.
-    pub fn for_model(&self) -> String {
+    /// The text the model gets for this message in later turns; `guard`
+    /// decides how much of the result preview goes with it.
+    pub fn for_model(&self, guard: &crate::privacy::Guard) -> String {
         let mut text = self.content.clone();
         if let Some(sql) = &self.sql {
             if !text.contains(sql.as_str()) {
@@ -117,6 +118,7 @@ impl HistoryMessage {
                 let at_least = if self.more_rows { "at least " } else { "" };
                 text.push_str(&format!("\nResult: {at_least}{rows} {noun}"));
                 if let Some(p) = self.preview.as_deref().filter(|p| !p.is_empty()) {
+                    let p = guard.preview(self.sql.as_deref(), p);
                     text.push_str(&format!(" (CSV, first rows):\n{p}"));
                 }
             }

@@ -8,6 +8,7 @@ use chrono::NaiveDate;
 use super::kind::AnswerKind;
 use super::HistoryMessage;
 use crate::llm::{Message, Role};
+use crate::privacy::Guard;
 use crate::safety::Dialect;
 
 /// What the system prompt needs to know.
@@ -17,6 +18,8 @@ pub struct PromptFacts<'a> {
     pub engine: &'a str,
     pub today: NaiveDate,
     pub allow_write: bool,
+    /// The source's notes that name no table, as `- note` lines.
+    pub notes: &'a str,
     pub schema: &'a str,
     /// How to look at tables the schema lists by name only, when it does.
     pub look: Option<&'a str>,
@@ -57,7 +60,16 @@ pub fn system_prompt(f: &PromptFacts<'_>, kind: &dyn AnswerKind) -> String {
          {rules}\
          - If the question needs no {code} (about the schema, or about an earlier answer), answer briefly in plain prose without a code block.\n\
          \n\
+         {notes}\
          Schema:\n{schema}",
+        notes = if f.notes.is_empty() {
+            String::new()
+        } else {
+            format!(
+                "Notes about this data from the user (follow them; notes on a table are in its description):\n{}\n",
+                f.notes
+            )
+        },
         dialect = f.dialect.name(),
         engine = f.engine,
         task = kind.task(),
@@ -70,10 +82,10 @@ pub fn system_prompt(f: &PromptFacts<'_>, kind: &dyn AnswerKind) -> String {
 /// The kept history as model messages, oldest first. An assistant message
 /// carries its SQL and a preview of the result (or the error), so follow-up
 /// questions can use real numbers.
-pub fn history_messages(kept: &[HistoryMessage]) -> Vec<Message> {
+pub fn history_messages(kept: &[HistoryMessage], guard: &Guard) -> Vec<Message> {
     kept.iter()
         .map(|m| match m.role {
-            Role::Assistant => Message::assistant(m.for_model()),
+            Role::Assistant => Message::assistant(m.for_model(guard)),
             Role::User => Message::user(m.content.clone()),
             Role::System => Message::system(m.content.clone()),
             Role::Tool => Message::user(m.content.clone()),
@@ -100,6 +112,7 @@ mod tests {
             engine: "SQLite 3.50.4",
             today: NaiveDate::from_ymd_opt(2026, 1, 26).unwrap(),
             allow_write: false,
+            notes: "",
             schema,
             look: None,
         }
@@ -129,7 +142,11 @@ mod tests {
 
     #[test]
     fn empty_history_is_exactly_system_and_question() {
-        let m = messages("sys", &history_messages(&[]), &[Message::user("q")]);
+        let m = messages(
+            "sys",
+            &history_messages(&[], &Guard::default()),
+            &[Message::user("q")],
+        );
         assert_eq!(m, [Message::system("sys"), Message::user("q")]);
     }
 
@@ -140,7 +157,11 @@ mod tests {
             HistoryMessage::assistant("```sql\nSELECT 1\n```")
                 .with_sql("SELECT 1", Ok((1, "x\n1\n".into()))),
         ];
-        let m = messages("sys", &history_messages(&kept), &[Message::user("second?")]);
+        let m = messages(
+            "sys",
+            &history_messages(&kept, &Guard::default()),
+            &[Message::user("second?")],
+        );
         let roles: Vec<Role> = m.iter().map(|m| m.role).collect();
         assert_eq!(
             roles,

@@ -89,7 +89,7 @@ pub fn run_statement(
     cancel: &CancelToken,
     sink: &mut dyn EventSink,
 ) -> Result<Ran, StatementError> {
-    let checked = match safety::check(sql, source.dialect(), policy) {
+    let checked = match safety::check(sql, source.dialect(), &policy) {
         Ok(checked) => checked,
         Err(r @ Refusal::Unparsable { .. }) => {
             return Err(StatementError::Unparsable(r.to_string()))

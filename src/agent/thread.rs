@@ -21,6 +21,8 @@ use super::tools::{self, HelperTool, ToolContext};
 use super::{kept_history, HistoryMessage};
 use crate::cancel::{CancelHandle, CancelToken, TurnSlot};
 use crate::llm::{ChatModel, ChatRequest, LlmErrorKind, Message, StreamEvent, ToolCall};
+use crate::notes::Notes;
+use crate::privacy::Guard;
 use crate::safety::Policy;
 use crate::schema::Catalog;
 use crate::source::{DataSource, EngineKind};
@@ -72,7 +74,14 @@ struct Request {
 pub struct Thread {
     model: Box<dyn ChatModel>,
     source: Box<dyn DataSource>,
+    /// The catalog the model may see, with the notes that name tables in
+    /// their descriptions.
     catalog: Catalog,
+    /// The same without the notes.
+    plain: Catalog,
+    /// What may leave the machine (SPEC §4.3).
+    guard: Guard,
+    notes: Notes,
     kind: Box<dyn AnswerKind>,
     /// What ranking needs of the catalog, built once per source.
     index: LinkIndex,
@@ -98,7 +107,10 @@ impl Thread {
             model,
             source,
             index: LinkIndex::new(&catalog),
+            plain: catalog.clone(),
             catalog,
+            guard: Guard::default(),
+            notes: Notes::default(),
             kind: Box::new(SqlAnswers),
             helpers: tools::standard(),
             history: Vec::new(),
@@ -146,10 +158,42 @@ impl Thread {
     }
 
     /// `/source`: another source; the history is kept, the schema reloaded.
+    /// The source's privacy settings and notes are [`Thread::set_view`]'s.
     pub fn set_source(&mut self, source: Box<dyn DataSource>, catalog: Catalog) {
         self.source = source;
+        self.plain = catalog;
+        self.guard = Guard::default();
+        self.notes = Notes::default();
+        self.rebuild_catalog();
+    }
+
+    /// What may leave the machine, and the notes, for the current source.
+    pub fn set_view(&mut self, guard: Guard, notes: Notes) {
+        self.guard = guard;
+        self.set_notes(notes);
+    }
+
+    /// The source's notes changed (`/note`).
+    pub fn set_notes(&mut self, notes: Notes) {
+        self.notes = notes;
+        self.rebuild_catalog();
+    }
+
+    fn rebuild_catalog(&mut self) {
+        let mut catalog = self.plain.clone();
+        self.notes.attach(&mut catalog);
         self.index = LinkIndex::new(&catalog);
         self.catalog = catalog;
+    }
+
+    /// The source's privacy settings, applied.
+    pub fn guard(&self) -> &Guard {
+        &self.guard
+    }
+
+    /// The notes that name no table, as the prompt carries them.
+    pub fn general_notes(&self) -> String {
+        self.notes.general(&self.plain)
     }
 
     /// Adds a tool the model may call before it answers.
@@ -177,9 +221,7 @@ impl Thread {
     }
 
     fn policy(&self) -> Policy {
-        Policy {
-            allow_write: self.options.allow_write,
-        }
+        self.guard.policy(self.options.allow_write)
     }
 
     /// Runs SQL typed by the user (`/sql`) as a turn of its own, through
@@ -287,9 +329,22 @@ impl Thread {
             recent: &recent,
             earlier_sql: &earlier_sql,
         };
-        let ranked = rank(&self.catalog, &self.index, &signals);
-        let laid = layout(&self.catalog, &self.index, &ranked, DEFAULT_SCHEMA_BUDGET);
-        let schema = laid.text.clone();
+        let (system, notice) = self.system_for(&signals);
+        Request {
+            system,
+            history: history_messages(kept, &self.guard),
+            notice,
+        }
+    }
+
+    /// The system prompt for a question's `signals` — the general notes,
+    /// then the ranked schema in what room they leave — and what had to
+    /// give to fit.
+    pub fn system_for(&self, signals: &Signals<'_>) -> (String, Option<String>) {
+        let notes = self.general_notes();
+        let ranked = rank(&self.catalog, &self.index, signals);
+        let budget = DEFAULT_SCHEMA_BUDGET.saturating_sub(notes.len());
+        let laid = layout(&self.catalog, &self.index, &ranked, budget);
         let partial = laid.named + laid.dropped > 0;
         let facts = PromptFacts {
             dialect: self.source.dialect(),
@@ -299,14 +354,19 @@ impl Thread {
                 .today
                 .unwrap_or_else(|| Utc::now().date_naive()),
             allow_write: self.options.allow_write,
-            schema: &schema,
+            notes: &notes,
+            schema: &laid.text,
             look: partial.then(|| tools::how_to_look(self.model.supports_tools())),
         };
-        Request {
-            system: system_prompt(&facts, self.kind.as_ref()),
-            history: history_messages(kept),
-            notice: laid.notice(),
-        }
+        (system_prompt(&facts, self.kind.as_ref()), laid.notice())
+    }
+
+    /// The tools a request offers the model: the answer kind's, then the
+    /// helpers.
+    pub fn tool_defs(&self) -> Vec<crate::llm::ToolDef> {
+        let mut tools = vec![self.kind.tool()];
+        tools.extend(self.helpers.iter().map(|h| h.def()));
+        tools
     }
 
     /// A reply in words: the answer itself (an empty one is an error).
@@ -351,8 +411,7 @@ impl Thread {
         cancel: &CancelToken,
         sink: &mut dyn EventSink,
     ) -> Result<Reply, AgentError> {
-        let mut tools = vec![self.kind.tool()];
-        tools.extend(self.helpers.iter().map(|h| h.def()));
+        let tools = self.tool_defs();
         loop {
             sink.event(Event::ThinkingStarted)?;
             let all = messages(&request.system, &request.history, turn);

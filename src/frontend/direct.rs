@@ -13,7 +13,6 @@ use crate::cli::RunArgs;
 use crate::context::{open_spec, output_setup, Context};
 use crate::error::AiqError;
 use crate::interrupt;
-use crate::safety::Policy;
 use crate::source::OpenOptions;
 
 /// Runs `-e SQL` against SOURCE.
@@ -53,9 +52,7 @@ pub fn run(ctx: &Context<'_>, source_arg: Option<&str>, args: &RunArgs) -> Resul
         Box::new(collector)
     };
     let slot = TurnSlot::default();
-    let policy = Policy {
-        allow_write: args.allow_write,
-    };
+    let policy = ctx.policy_for(&resolved, src.as_ref(), args.allow_write)?;
     let result = {
         let _running = interrupt::Running::new(slot.handle());
         statement_turn(src.as_ref(), sql, policy, &slot, sink.as_mut())

@@ -346,7 +346,7 @@ mod tests {
     use super::*;
 
     fn duck(sql: &str) -> Result<Access, Refusal> {
-        check(sql, Dialect::DuckDb, Policy::default()).map(|c| c.access())
+        check(sql, Dialect::DuckDb, &Policy::default()).map(|c| c.access())
     }
 
     #[test]
@@ -400,7 +400,7 @@ mod tests {
 
     #[test]
     fn table_is_a_select_elsewhere_too() {
-        let pg = check("TABLE t", Dialect::Postgres, Policy::default());
+        let pg = check("TABLE t", Dialect::Postgres, &Policy::default());
         assert_eq!(
             pg.map(|c| (c.access(), c.kind().to_string())),
             Ok((Access::Read, "TABLE".into()))
@@ -408,7 +408,7 @@ mod tests {
         let r = check(
             "TABLE t; DROP TABLE t",
             Dialect::Postgres,
-            Policy::default(),
+            &Policy::default(),
         );
         assert!(r.is_err(), "{r:?}");
     }

@@ -9,6 +9,7 @@
 
 mod classify;
 mod forms;
+mod hidden;
 #[cfg(test)]
 mod tests;
 
@@ -21,6 +22,7 @@ use sqlparser::tokenizer::{Token, Tokenizer};
 
 pub use classify::pragma_only_reads;
 use classify::{classify, classify_pragma, statement_kind, Class};
+pub use hidden::Hidden;
 
 /// The SQL dialect a source speaks.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -44,11 +46,24 @@ impl Dialect {
 }
 
 /// What the gate lets through.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct Policy {
     /// `--allow-write`: statements that change data may pass (they still need
     /// confirmation from the front end).
     pub allow_write: bool,
+    /// Tables taken out of the source (SPEC §4.3): statements naming one
+    /// are refused.
+    pub hidden: Option<std::sync::Arc<Hidden>>,
+}
+
+impl Policy {
+    /// Read-only, or writes allowed, with nothing hidden.
+    pub fn new(allow_write: bool) -> Policy {
+        Policy {
+            allow_write,
+            hidden: None,
+        }
+    }
 }
 
 /// Whether a checked statement only reads or also changes data.
@@ -109,6 +124,8 @@ pub enum Refusal {
     /// Never allowed: it reaches outside the source (files, other databases,
     /// extensions, settings).
     Forbidden { kind: String, why: &'static str },
+    /// It names a table the user hid from aiq (SPEC §4.3).
+    Hidden { table: String },
 }
 
 impl fmt::Display for Refusal {
@@ -131,6 +148,10 @@ impl fmt::Display for Refusal {
             Refusal::Forbidden { kind, why } => {
                 write!(f, "refused: {kind} is never allowed ({why})")
             }
+            Refusal::Hidden { table } => write!(
+                f,
+                "refused: {table} is hidden from aiq in this source (by `include`/`exclude` in config.toml or --tables), so it is neither described nor queried"
+            ),
         }
     }
 }
@@ -139,7 +160,7 @@ impl std::error::Error for Refusal {}
 
 /// Parses `sql` in `dialect` and lets exactly one statement through if the
 /// policy allows it.
-pub fn check(sql: &str, dialect: Dialect, policy: Policy) -> Result<CheckedSql, Refusal> {
+pub fn check(sql: &str, dialect: Dialect, policy: &Policy) -> Result<CheckedSql, Refusal> {
     let text = sql
         .trim()
         .trim_end_matches(|c: char| c == ';' || c.is_whitespace());
@@ -153,6 +174,9 @@ pub fn check(sql: &str, dialect: Dialect, policy: Policy) -> Result<CheckedSql, 
         });
     }
     let (class, kind) = verdict(text, dialect)?;
+    if let Some(hidden) = &policy.hidden {
+        hidden.check(text, dialect)?;
+    }
     let access = match class {
         Class::Read => Access::Read,
         Class::Write(kind) if policy.allow_write => {

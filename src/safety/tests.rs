@@ -4,7 +4,7 @@
 use super::*;
 
 fn verdict(sql: &str, dialect: Dialect) -> Result<Access, Refusal> {
-    check(sql, dialect, Policy::default()).map(|c| c.access())
+    check(sql, dialect, &Policy::default()).map(|c| c.access())
 }
 
 #[test]
@@ -172,12 +172,12 @@ fn unparsable_is_refused_with_the_parser_message() {
 
 #[test]
 fn allow_write_lets_writes_through_but_not_forbidden() {
-    let p = Policy { allow_write: true };
-    let c = check("DELETE FROM t;", Dialect::Sqlite, p).unwrap();
+    let p = Policy::new(true);
+    let c = check("DELETE FROM t;", Dialect::Sqlite, &p).unwrap();
     assert_eq!(c.access(), Access::Write);
     assert_eq!(c.sql(), "DELETE FROM t");
     assert_eq!(c.kind(), "DELETE");
-    assert!(check("ATTACH 'x.db' AS x", Dialect::Sqlite, p).is_err());
+    assert!(check("ATTACH 'x.db' AS x", Dialect::Sqlite, &p).is_err());
 }
 
 #[test]
@@ -199,7 +199,7 @@ fn refusal_messages_say_how_to_allow() {
 
 #[test]
 fn forbidden_things_inside_writes_stay_forbidden_with_allow_write() {
-    let allow = Policy { allow_write: true };
+    let allow = Policy::new(true);
     for (sql, dialect) in [
         (
             "CREATE TABLE t AS SELECT * FROM read_csv('/etc/passwd')",
@@ -236,11 +236,11 @@ fn forbidden_things_inside_writes_stay_forbidden_with_allow_write() {
             Dialect::MySql,
         ),
     ] {
-        let r = check(sql, dialect, allow);
+        let r = check(sql, dialect, &allow);
         assert!(matches!(r, Err(Refusal::Forbidden { .. })), "{sql}: {r:?}");
     }
     // The same writes without the forbidden part pass with --allow-write.
-    let r = check("CREATE TABLE t AS SELECT 1 AS a", Dialect::DuckDb, allow);
+    let r = check("CREATE TABLE t AS SELECT 1 AS a", Dialect::DuckDb, &allow);
     assert_eq!(r.map(|c| c.access()), Ok(Access::Write));
 }
 

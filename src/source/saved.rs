@@ -19,6 +19,38 @@ pub struct SavedSources {
 pub struct SavedSource {
     pub url: String,
     pub password_env: Option<String>,
+    /// What leaves the machine for this source (SPEC §4.3).
+    pub include: Option<Vec<String>>,
+    pub exclude: Option<Vec<String>>,
+    pub samples: Option<bool>,
+    pub send_results: Option<bool>,
+    pub redact: Option<Vec<String>>,
+}
+
+impl SavedSource {
+    /// A source saved by name with nothing else set.
+    pub fn new(url: String, password_env: Option<String>) -> SavedSource {
+        SavedSource {
+            url,
+            password_env,
+            include: None,
+            exclude: None,
+            samples: None,
+            send_results: None,
+            redact: None,
+        }
+    }
+
+    /// Its privacy keys.
+    pub fn privacy(&self) -> crate::privacy::PrivacyConfig {
+        crate::privacy::PrivacyConfig {
+            include: self.include.clone(),
+            exclude: self.exclude.clone(),
+            samples: self.samples,
+            send_results: self.send_results,
+            redact: self.redact.clone(),
+        }
+    }
 }
 
 impl SavedSources {

@@ -1,0 +1,300 @@
+//! Source notes (SPEC §4.3): what the schema cannot say — "revenue is
+//! quantity × unit price without cancelled orders", "amounts are in
+//! cents" — kept in `$AIQ_HOME/notes/NAME.md`, one Markdown file per saved
+//! source (or per file path / URL for sources given directly).
+//!
+//! A file is read as notes: each paragraph, and each list item, is one
+//! note; headings and `<!-- comments -->` are left out. A note that names
+//! a table (by its name, or its name's words: `order items` for
+//! `order_item`) travels with that table — it joins the table's
+//! description, so schema ranking matches its words and the layout keeps
+//! or drops it with the table. The others are general notes, sent ahead of
+//! the schema.
+
+use std::fs;
+use std::io;
+use std::path::{Path, PathBuf};
+
+use crate::agent::link::words::{ident_parts, words};
+use crate::schema::Catalog;
+
+/// Bytes of general notes a request carries at most.
+pub const GENERAL_BUDGET: usize = 6_000;
+
+/// The file name (without `.md`) of a source's notes: the saved name as
+/// it is; a path or URL with every character outside letters, digits,
+/// `.`, `-` and `_` turned into `_`.
+pub fn key(session_name: &str) -> String {
+    let mut out: String = session_name
+        .chars()
+        .map(|c| {
+            if c.is_alphanumeric() || matches!(c, '.' | '-' | '_') {
+                c
+            } else {
+                '_'
+            }
+        })
+        .collect();
+    while out.starts_with(['_', '.']) {
+        out.remove(0);
+    }
+    if out.is_empty() {
+        out.push_str("source");
+    }
+    out
+}
+
+/// A source's notes.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Notes {
+    notes: Vec<String>,
+}
+
+impl Notes {
+    /// Reads `text` (Markdown) as notes.
+    pub fn parse(text: &str) -> Notes {
+        let text = strip_comments(text);
+        let mut notes = Vec::new();
+        let mut current = String::new();
+        let mut flush = |current: &mut String| {
+            let note = current.trim().to_string();
+            if !note.is_empty() {
+                notes.push(note);
+            }
+            current.clear();
+        };
+        for line in text.lines() {
+            let t = line.trim();
+            if t.is_empty() || t.starts_with('#') {
+                flush(&mut current);
+                continue;
+            }
+            let item = ["- ", "* ", "+ "]
+                .iter()
+                .find_map(|b| t.strip_prefix(b))
+                .or_else(|| numbered(t));
+            match item {
+                Some(rest) => {
+                    flush(&mut current);
+                    current.push_str(rest.trim());
+                }
+                None => {
+                    if !current.is_empty() {
+                        current.push(' ');
+                    }
+                    current.push_str(t);
+                }
+            }
+        }
+        flush(&mut current);
+        Notes { notes }
+    }
+
+    /// The notes of `key` in `home` (none when there is no file).
+    pub fn load(home: &Path, key: &str) -> Notes {
+        fs::read_to_string(crate::home::notes_file(home, key))
+            .map(|t| Notes::parse(&t))
+            .unwrap_or_default()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.notes.is_empty()
+    }
+
+    /// Which notes name which tables of `catalog`: for each note, the
+    /// indexes of the tables it names.
+    fn links(&self, catalog: &Catalog) -> Vec<Vec<usize>> {
+        let parts: Vec<Vec<String>> = catalog
+            .tables
+            .iter()
+            .map(|t| ident_parts(t.name.rsplit('.').next().unwrap_or(&t.name)))
+            .collect();
+        self.notes
+            .iter()
+            .map(|note| {
+                let said = words(note);
+                let idents: Vec<String> = note
+                    .split(|c: char| !(c.is_alphanumeric() || c == '_' || c == '.'))
+                    .map(str::to_lowercase)
+                    .collect();
+                (0..catalog.tables.len())
+                    .filter(|&i| {
+                        let name = catalog.tables[i].name.to_lowercase();
+                        let bare = name.rsplit('.').next().unwrap_or(&name).to_string();
+                        idents.iter().any(|w| *w == name || *w == bare)
+                            || (!parts[i].is_empty()
+                                && said.windows(parts[i].len()).any(|w| w == parts[i]))
+                    })
+                    .collect()
+            })
+            .collect()
+    }
+
+    /// Adds each note that names tables to those tables' descriptions (a
+    /// comment), so it is ranked and laid out with them.
+    pub fn attach(&self, catalog: &mut Catalog) {
+        let links = self.links(catalog);
+        for (note, tables) in self.notes.iter().zip(links) {
+            for i in tables {
+                let t = &mut catalog.tables[i];
+                let comment = match t.comment.take().filter(|c| !c.is_empty()) {
+                    Some(c) => format!("{c}; note: {note}"),
+                    None => format!("note: {note}"),
+                };
+                t.comment = Some(comment);
+            }
+        }
+    }
+
+    /// The notes that name no table of `catalog`, as lines for the prompt
+    /// (`- note`), within [`GENERAL_BUDGET`].
+    pub fn general(&self, catalog: &Catalog) -> String {
+        let links = self.links(catalog);
+        let mut out = String::new();
+        for (note, tables) in self.notes.iter().zip(links) {
+            if !tables.is_empty() {
+                continue;
+            }
+            let line = format!("- {note}\n");
+            if out.len() + line.len() > GENERAL_BUDGET {
+                break;
+            }
+            out.push_str(&line);
+        }
+        out
+    }
+}
+
+/// `1. text` / `1) text` → `text`.
+fn numbered(line: &str) -> Option<&str> {
+    let digits = line.chars().take_while(char::is_ascii_digit).count();
+    if digits == 0 {
+        return None;
+    }
+    let rest = &line[digits..];
+    rest.strip_prefix(". ").or_else(|| rest.strip_prefix(") "))
+}
+
+fn strip_comments(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    let mut rest = text;
+    while let Some(start) = rest.find("<!--") {
+        out.push_str(&rest[..start]);
+        match rest[start..].find("-->") {
+            Some(end) => rest = &rest[start + end + 3..],
+            None => return out,
+        }
+    }
+    out.push_str(rest);
+    out
+}
+
+/// What a new notes file holds before the user writes any.
+pub const TEMPLATE: &str =
+    "<!-- Notes about this source for aiq's model: what the schema cannot say.
+Each paragraph or list item is one note; a note that names a table travels
+with it. For example:
+- Revenue means quantity × unit price of order_items, without cancelled orders.
+- Amounts are in cents.
+-->
+";
+
+/// Appends `line` as a list item to the notes of `key`; returns the file.
+pub fn append(home: &Path, key: &str, line: &str) -> io::Result<PathBuf> {
+    let path = crate::home::notes_file(home, key);
+    let mut text = fs::read_to_string(&path).unwrap_or_default();
+    if !text.is_empty() && !text.ends_with('\n') {
+        text.push('\n');
+    }
+    text.push_str(&format!("- {}\n", line.trim()));
+    write(home, &path, &text)?;
+    Ok(path)
+}
+
+/// Writes a notes file (and the folder, private) atomically.
+pub fn write(home: &Path, path: &Path, text: &str) -> io::Result<()> {
+    crate::home::create_private_dir(home)?;
+    if let Some(dir) = path.parent() {
+        crate::home::create_private_dir(dir)?;
+    }
+    crate::home::write_atomic(path, |f| io::Write::write_all(f, text.as_bytes()))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::schema::{ColumnInfo, Table};
+
+    fn catalog() -> Catalog {
+        let t = |name: &str| Table {
+            name: name.into(),
+            columns: vec![ColumnInfo {
+                name: "id".into(),
+                type_name: "INTEGER".into(),
+                ..ColumnInfo::default()
+            }],
+            ..Table::default()
+        };
+        Catalog {
+            engine: "x".into(),
+            tables: vec![t("order_items"), t("orders"), t("customers"), t("payment")],
+        }
+    }
+
+    const TEXT: &str = "# Shop\n<!-- a comment\nthat spans -->\nRevenue means quantity × unit price of order items,\nwithout cancelled orders.\n\n- Amounts are in cents.\n- The fiscal year starts in April.\n1. payment.method 'cc' is a credit card\n";
+
+    #[test]
+    fn paragraphs_and_items_are_notes() {
+        let n = Notes::parse(TEXT);
+        assert_eq!(
+            n.notes,
+            [
+                "Revenue means quantity × unit price of order items, without cancelled orders.",
+                "Amounts are in cents.",
+                "The fiscal year starts in April.",
+                "payment.method 'cc' is a credit card",
+            ]
+        );
+    }
+
+    #[test]
+    fn a_note_that_names_a_table_travels_with_it() {
+        let n = Notes::parse(TEXT);
+        let mut c = catalog();
+        n.attach(&mut c);
+        let comment = |name: &str| c.table(name).unwrap().comment.clone();
+        let revenue =
+            "note: Revenue means quantity × unit price of order items, without cancelled orders.";
+        assert_eq!(comment("order_items").as_deref(), Some(revenue));
+        assert_eq!(comment("orders").as_deref(), Some(revenue));
+        assert_eq!(
+            comment("payment").as_deref(),
+            Some("note: payment.method 'cc' is a credit card")
+        );
+        assert_eq!(comment("customers"), None);
+        assert_eq!(
+            n.general(&catalog()),
+            "- Amounts are in cents.\n- The fiscal year starts in April.\n"
+        );
+    }
+
+    #[test]
+    fn keys_are_file_names() {
+        assert_eq!(key("shop"), "shop");
+        assert_eq!(key("/home/me/data/shop.db"), "home_me_data_shop.db");
+        assert_eq!(key("postgres://u@h/db"), "postgres___u_h_db");
+    }
+
+    #[test]
+    fn lines_are_appended_as_items() {
+        let dir = tempfile::tempdir().unwrap();
+        let home = dir.path().join("h");
+        append(&home, "shop", "Amounts are in cents.").unwrap();
+        let p = append(&home, "shop", " Orders with status 'test' are not real ").unwrap();
+        assert_eq!(
+            fs::read_to_string(p).unwrap(),
+            "- Amounts are in cents.\n- Orders with status 'test' are not real\n"
+        );
+        assert_eq!(Notes::load(&home, "shop").notes.len(), 2);
+    }
+}

@@ -1,0 +1,439 @@
+//! What leaves the machine (SPEC §4.3). A user decides, per source and for
+//! all sources, which tables a model provider hears of (`include`,
+//! `exclude`, `--tables`), whether sample values and result previews go
+//! out (`samples`, `send_results`), and which columns' values never do
+//! (`redact`). [`Privacy`] is that decision; a [`Guard`] applies it to one
+//! source:
+//!
+//! - the catalog the model (and `/schema`, tab completion, the helper
+//!   tools) sees: hidden tables and columns gone, samples only where
+//!   allowed ([`Guard::new`]);
+//! - the tables the gate refuses ([`Guard::policy`]);
+//! - the result previews later requests carry ([`Guard::preview`]): none
+//!   with `send_results = false` (columns and row counts only), and none
+//!   for a statement that reads a redacted column.
+//!
+//! Pure: no files, no terminal.
+
+use std::sync::Arc;
+
+use serde::Deserialize;
+use sqlparser::dialect::GenericDialect;
+use sqlparser::tokenizer::{Token, Tokenizer};
+
+use crate::safety::{Hidden, Policy};
+use crate::schema::Catalog;
+
+/// The privacy keys, as `[privacy]` and each `[sources.NAME]` table hold
+/// them (unset keys fall back: source → `[privacy]` → default).
+#[derive(Debug, Clone, Default, PartialEq, Eq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct PrivacyConfig {
+    pub include: Option<Vec<String>>,
+    pub exclude: Option<Vec<String>>,
+    pub samples: Option<bool>,
+    pub send_results: Option<bool>,
+    pub redact: Option<Vec<String>>,
+}
+
+/// The effective privacy settings of one source.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Privacy {
+    /// Table patterns a table must match (empty: every table).
+    pub include: Vec<String>,
+    /// `--tables`: patterns a table must also match (empty: every table).
+    pub tables: Vec<String>,
+    /// Table patterns, and `table.column` patterns, taken out.
+    pub exclude: Vec<String>,
+    /// Sample values in the prompt.
+    pub samples: bool,
+    /// Result previews in later prompts.
+    pub send_results: bool,
+    /// `table.column` patterns whose values never leave the machine.
+    pub redact: Vec<String>,
+}
+
+impl Default for Privacy {
+    fn default() -> Self {
+        Privacy {
+            include: Vec::new(),
+            tables: Vec::new(),
+            exclude: Vec::new(),
+            samples: true,
+            send_results: true,
+            redact: Vec::new(),
+        }
+    }
+}
+
+impl Privacy {
+    /// The settings of a source: its own keys, else `[privacy]`'s; the
+    /// `exclude` and `redact` lists of both apply; `--tables` on top.
+    pub fn resolve(
+        global: &PrivacyConfig,
+        source: Option<&PrivacyConfig>,
+        tables: &[String],
+    ) -> Privacy {
+        let own = source.cloned().unwrap_or_default();
+        let lower = |v: Vec<String>| -> Vec<String> {
+            v.into_iter()
+                .map(|p| p.trim().to_lowercase())
+                .filter(|p| !p.is_empty())
+                .collect()
+        };
+        let both = |a: &Option<Vec<String>>, b: &Option<Vec<String>>| {
+            let mut v = a.clone().unwrap_or_default();
+            v.extend(b.clone().unwrap_or_default());
+            lower(v)
+        };
+        Privacy {
+            include: lower(
+                own.include
+                    .clone()
+                    .or_else(|| global.include.clone())
+                    .unwrap_or_default(),
+            ),
+            tables: lower(tables.to_vec()),
+            exclude: both(&global.exclude, &own.exclude),
+            samples: own.samples.or(global.samples).unwrap_or(true),
+            send_results: own.send_results.or(global.send_results).unwrap_or(true),
+            redact: both(&global.redact, &own.redact),
+        }
+    }
+
+    /// Whether any table is hidden by these settings.
+    pub fn hides_tables(&self) -> bool {
+        !self.include.is_empty()
+            || !self.tables.is_empty()
+            || self.exclude.iter().any(|p| !p.contains('.'))
+    }
+
+    /// Whether the model may hear of table `name`.
+    pub fn shows_table(&self, name: &str) -> bool {
+        let any = |patterns: &[String]| patterns.iter().any(|p| table_matches(p, name));
+        (self.include.is_empty() || any(&self.include))
+            && (self.tables.is_empty() || any(&self.tables))
+            && !any(&self.exclude)
+    }
+
+    /// Whether column `column` of `table` is taken out.
+    pub fn hides_column(&self, table: &str, column: &str) -> bool {
+        column_listed(&self.exclude, table, column)
+    }
+
+    /// Whether the values of `table.column` stay on the machine (redacted
+    /// or taken out).
+    pub fn redacts_column(&self, table: &str, column: &str) -> bool {
+        column_listed(&self.redact, table, column) || self.hides_column(table, column)
+    }
+}
+
+/// `*`/`?` wildcards, or an exact match; both sides lowercase.
+pub fn glob(pattern: &str, name: &str) -> bool {
+    fn go(p: &[char], n: &[char]) -> bool {
+        match (p.first(), n.first()) {
+            (None, None) => true,
+            (Some('*'), _) => go(&p[1..], n) || (!n.is_empty() && go(p, &n[1..])),
+            (Some('?'), Some(_)) => go(&p[1..], &n[1..]),
+            (Some(a), Some(b)) if a == b => go(&p[1..], &n[1..]),
+            _ => false,
+        }
+    }
+    let p: Vec<char> = pattern.chars().collect();
+    let n: Vec<char> = name.chars().collect();
+    go(&p, &n)
+}
+
+/// A table pattern against a table's name as listed or without its schema.
+fn table_matches(pattern: &str, table: &str) -> bool {
+    let lower = table.to_lowercase();
+    let bare = lower.rsplit('.').next().unwrap_or(&lower);
+    glob(pattern, &lower) || glob(pattern, bare)
+}
+
+/// Whether a `table.column` pattern of `patterns` names this column.
+fn column_listed(patterns: &[String], table: &str, column: &str) -> bool {
+    let column = column.to_lowercase();
+    patterns.iter().any(|p| match p.rsplit_once('.') {
+        Some((t, c)) => glob(c, &column) && table_matches(t, table),
+        None => false,
+    })
+}
+
+/// One source's privacy settings, applied.
+#[derive(Debug, Clone, Default)]
+pub struct Guard {
+    privacy: Privacy,
+    hidden: Option<Arc<Hidden>>,
+    /// Redacted columns' names, lowercased, with the tables that have them.
+    redacted: Vec<(String, String)>,
+}
+
+/// What the model reads instead of values of a redacted column.
+pub const WITHHELD: &str = "values not sent: they include a redacted column";
+/// What the model reads instead of values with `send_results = false`.
+pub const NOT_SENT: &str = "values not sent: send_results is off";
+
+impl Guard {
+    /// Applies `privacy` to a source whose full catalog is `full`; returns
+    /// the guard and the catalog as the model may see it.
+    pub fn new(privacy: Privacy, full: &Catalog) -> (Guard, Catalog) {
+        let mut seen = Catalog {
+            engine: full.engine.clone(),
+            tables: Vec::with_capacity(full.tables.len()),
+        };
+        let mut hidden_names = Vec::new();
+        let mut redacted = Vec::new();
+        for table in &full.tables {
+            if !privacy.shows_table(&table.name) {
+                hidden_names.push(table.name.clone());
+                continue;
+            }
+            let mut t = table.clone();
+            t.columns
+                .retain(|c| !privacy.hides_column(&table.name, &c.name));
+            for c in &mut t.columns {
+                if privacy.redacts_column(&table.name, &c.name) {
+                    redacted.push((table.name.to_lowercase(), c.name.to_lowercase()));
+                    c.samples.clear();
+                } else if !privacy.samples {
+                    c.samples.clear();
+                }
+            }
+            t.foreign_keys
+                .retain(|fk| privacy.shows_table(&fk.ref_table));
+            seen.tables.push(t);
+        }
+        let hidden = privacy.hides_tables().then(|| {
+            let patterns = privacy
+                .exclude
+                .iter()
+                .filter(|p| !p.contains('.'))
+                .cloned()
+                .collect();
+            Arc::new(Hidden::new(hidden_names, patterns))
+        });
+        (
+            Guard {
+                privacy,
+                hidden,
+                redacted,
+            },
+            seen,
+        )
+    }
+
+    /// The settings applied.
+    pub fn privacy(&self) -> &Privacy {
+        &self.privacy
+    }
+
+    /// The gate's policy for this source.
+    pub fn policy(&self, allow_write: bool) -> Policy {
+        Policy {
+            allow_write,
+            hidden: self.hidden.clone(),
+        }
+    }
+
+    /// Whether `sql` reads a redacted column: it names one (by column name,
+    /// for a table it also names, or any table for `*.column`), or selects
+    /// `*` from a table that has one. Errs on the safe side: SQL that does
+    /// not tokenize counts as reading one.
+    pub fn reads_redacted(&self, sql: &str) -> bool {
+        if self.privacy.redact.is_empty() && self.redacted.is_empty() {
+            return false;
+        }
+        let Ok(tokens) = Tokenizer::new(&GenericDialect {}, sql).tokenize() else {
+            return true;
+        };
+        let sig: Vec<&Token> = tokens
+            .iter()
+            .filter(|t| !matches!(t, Token::Whitespace(_)))
+            .collect();
+        let words: Vec<String> = sig
+            .iter()
+            .filter_map(|t| match t {
+                Token::Word(w) => Some(w.value.to_lowercase()),
+                _ => None,
+            })
+            .collect();
+        // `*` as a select list item (not `count(*)`).
+        let star = sig.iter().enumerate().any(|(i, t)| {
+            matches!(t, Token::Mul)
+                && i > 0
+                && matches!(sig[i - 1], Token::Period | Token::Comma)
+                || matches!(t, Token::Mul)
+                    && i > 0
+                    && matches!(sig[i - 1], Token::Word(w) if w.value.eq_ignore_ascii_case("select") || w.value.eq_ignore_ascii_case("distinct"))
+        });
+        let names_table = |table: &str| {
+            words
+                .iter()
+                .any(|w| w == table || table.rsplit('.').next() == Some(w.as_str()))
+        };
+        // Columns the catalog knows to be redacted.
+        let known = self.redacted.iter().any(|(table, column)| {
+            names_table(table) && (star || words.iter().any(|w| w == column))
+        });
+        // Patterns, for tables the catalog did not list.
+        known
+            || self
+                .privacy
+                .redact
+                .iter()
+                .any(|p| match p.rsplit_once('.') {
+                    Some((t, c)) => {
+                        let table_named = t == "*" || words.iter().any(|w| glob(t, w));
+                        table_named && (star && t != "*" || words.iter().any(|w| glob(c, w)))
+                    }
+                    None => false,
+                })
+    }
+
+    /// The preview of a result of `sql` the model may see: its header line
+    /// (the columns) only when results are not sent or the statement reads
+    /// a redacted column.
+    pub fn preview(&self, sql: Option<&str>, preview: &str) -> String {
+        let header = preview.lines().next().unwrap_or("");
+        if !self.privacy.send_results {
+            return format!("{header}\n({NOT_SENT})");
+        }
+        if sql.is_some_and(|s| self.reads_redacted(s)) {
+            return format!("{header}\n({WITHHELD})");
+        }
+        preview.to_string()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::schema::{ColumnInfo, Table};
+
+    fn catalog() -> Catalog {
+        let t = |name: &str, cols: &[&str]| Table {
+            name: name.into(),
+            columns: cols
+                .iter()
+                .map(|c| ColumnInfo {
+                    name: c.to_string(),
+                    type_name: "TEXT".into(),
+                    samples: vec![format!("{c}-sample")],
+                    ..ColumnInfo::default()
+                })
+                .collect(),
+            ..Table::default()
+        };
+        Catalog {
+            engine: "x".into(),
+            tables: vec![
+                t("customers", &["id", "name", "email", "phone"]),
+                t("orders", &["id", "status", "note"]),
+                t("hr_salaries", &["id", "amount"]),
+                t("payroll", &["id"]),
+            ],
+        }
+    }
+
+    fn config(toml_text: &str) -> PrivacyConfig {
+        toml::from_str(toml_text).unwrap()
+    }
+
+    #[test]
+    fn source_keys_win_and_lists_add_up() {
+        let global = config("samples = false\nexclude = [\"payroll\"]\nredact = [\"*.phone\"]\n");
+        let own = config("samples = true\nexclude = [\"hr_*\"]\nredact = [\"customers.email\"]\n");
+        let p = Privacy::resolve(&global, Some(&own), &[]);
+        assert!(p.samples);
+        assert!(p.send_results);
+        assert_eq!(p.exclude, ["payroll", "hr_*"]);
+        assert_eq!(p.redact, ["*.phone", "customers.email"]);
+        let p = Privacy::resolve(&global, None, &["Cust*".into()]);
+        assert!(!p.samples);
+        assert_eq!(p.tables, ["cust*"]);
+    }
+
+    #[test]
+    fn filters_hide_tables_and_columns_and_samples() {
+        let privacy = Privacy {
+            exclude: vec!["hr_*".into(), "payroll".into(), "orders.note".into()],
+            redact: vec!["customers.email".into(), "*.phone".into()],
+            ..Privacy::default()
+        };
+        let (guard, seen) = Guard::new(privacy, &catalog());
+        let names: Vec<&str> = seen.tables.iter().map(|t| t.name.as_str()).collect();
+        assert_eq!(names, ["customers", "orders"]);
+        let text = seen.render();
+        assert!(!text.contains("note"), "{text}");
+        assert!(text.contains("name-sample"), "{text}");
+        assert!(!text.contains("email-sample"), "{text}");
+        assert!(!text.contains("phone-sample"), "{text}");
+        let policy = guard.policy(false);
+        let hidden = policy.hidden.as_ref().unwrap();
+        assert!(hidden.hides("payroll") && hidden.hides("hr_salaries"));
+        assert!(!hidden.hides("orders"));
+    }
+
+    #[test]
+    fn include_and_tables_flag_narrow() {
+        let privacy = Privacy::resolve(
+            &config("include = [\"customers\", \"orders\", \"payroll\"]"),
+            None,
+            &["orders".into(), "customers".into()],
+        );
+        let (_, seen) = Guard::new(privacy, &catalog());
+        let names: Vec<&str> = seen.tables.iter().map(|t| t.name.as_str()).collect();
+        assert_eq!(names, ["customers", "orders"]);
+        let (guard, seen) = Guard::new(
+            Privacy {
+                samples: false,
+                ..Privacy::default()
+            },
+            &catalog(),
+        );
+        assert!(!seen.render().contains("-sample"));
+        assert_eq!(guard.policy(false).hidden, None);
+    }
+
+    #[test]
+    fn previews_of_redacted_reads_are_withheld() {
+        let privacy = Privacy {
+            redact: vec!["customers.email".into(), "*.phone".into()],
+            ..Privacy::default()
+        };
+        let (guard, _) = Guard::new(privacy, &catalog());
+        for sql in [
+            "SELECT email FROM customers",
+            "SELECT * FROM customers",
+            "SELECT c.* FROM customers c",
+            "SELECT upper(email) AS e FROM customers",
+            "SELECT phone FROM suppliers",
+        ] {
+            assert!(guard.reads_redacted(sql), "{sql}");
+            assert_eq!(
+                guard.preview(Some(sql), "email\na@x.org\n"),
+                "email\n(values not sent: they include a redacted column)"
+            );
+        }
+        for sql in [
+            "SELECT name FROM customers",
+            "SELECT count(*) FROM customers",
+            "SELECT * FROM orders",
+        ] {
+            assert!(!guard.reads_redacted(sql), "{sql}");
+            assert_eq!(guard.preview(Some(sql), "n\n1\n"), "n\n1\n");
+        }
+        let (off, _) = Guard::new(
+            Privacy {
+                send_results: false,
+                ..Privacy::default()
+            },
+            &catalog(),
+        );
+        assert_eq!(
+            off.preview(Some("SELECT 1"), "x\n1\n"),
+            "x\n(values not sent: send_results is off)"
+        );
+    }
+}

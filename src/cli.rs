@@ -18,6 +18,8 @@ Examples:
   aiq ./exports/ -e \"SELECT * FROM sales\" -f csv > sales.csv     # a folder of CSV/Parquet files
   aiq sources add shop ./shop.db && aiq shop -e \"SELECT 1\"
   aiq schema shop                                                  # what aiq sees in a source
+  aiq schema shop --as-sent                                        # exactly what a request carries
+  aiq notes edit shop                                              # tell the model what the schema cannot
   aiq shop.db --allow-write --yes -e \"DELETE FROM carts WHERE stale\"
 
 SOURCE is a .db/.sqlite/.sqlite3 (SQLite) or .duckdb/.ddb (DuckDB) file, a
@@ -183,7 +185,13 @@ pub enum Command {
         /// Read the schema from the source again instead of the cache
         #[arg(long)]
         refresh: bool,
+        /// Print exactly what a request to the model carries
+        #[arg(long)]
+        as_sent: bool,
     },
+    /// A source's notes for the model: `edit` (opens $EDITOR), `show`
+    #[command(subcommand)]
+    Notes(NotesCommand),
     /// List saved sessions; `show FILE`, `rm FILE`
     Sessions {
         #[command(subcommand)]
@@ -234,6 +242,22 @@ pub enum SessionsCommand {
     Rm {
         /// A session file, or its name in $AIQ_HOME
         file: String,
+    },
+}
+
+#[derive(Debug, Subcommand)]
+pub enum NotesCommand {
+    /// Open the source's notes in $VISUAL or $EDITOR
+    Edit {
+        /// Data source (default: the default saved source)
+        #[arg(value_name = "SOURCE")]
+        source: Option<String>,
+    },
+    /// Print the source's notes
+    Show {
+        /// Data source (default: the default saved source)
+        #[arg(value_name = "SOURCE")]
+        source: Option<String>,
     },
 }
 

@@ -22,6 +22,10 @@ pub const COMMANDS: &[(&str, &str)] = &[
         "/source",
         "switch data source (history kept): /source NAME_OR_PATH",
     ),
+    (
+        "/note",
+        "add a line to this source's notes for the model: /note TEXT",
+    ),
     ("/exit", "save the session and leave (also /quit, Ctrl-D)"),
     ("/quit", "save the session and leave"),
 ];
@@ -39,6 +43,8 @@ pub enum SlashCommand {
     Sql(String),
     Format(String),
     Source(String),
+    /// A line for the source's notes.
+    Note(String),
     Exit,
     /// Not a command; the text says why and what was meant.
     Unknown(String),
@@ -69,6 +75,10 @@ pub fn parse(line: &str) -> SlashCommand {
             SlashCommand::Format,
         ),
         "/source" => needs("a saved source name or a path", SlashCommand::Source),
+        "/note" => needs(
+            "the text to note: /note revenue excludes cancelled orders",
+            SlashCommand::Note,
+        ),
         "/exit" | "/quit" => SlashCommand::Exit,
         _ => SlashCommand::Unknown(match nearest(name) {
             Some(near) => {
@@ -117,6 +127,10 @@ mod tests {
         );
         assert_eq!(parse("/sql SELECT 1"), SlashCommand::Sql("SELECT 1".into()));
         assert_eq!(parse("/QUIT"), SlashCommand::Exit);
+        assert_eq!(
+            parse("/note amounts are in cents"),
+            SlashCommand::Note("amounts are in cents".into())
+        );
         assert_eq!(
             parse("/format"),
             SlashCommand::Unknown(

@@ -106,6 +106,8 @@ pub struct Conversation {
     home: PathBuf,
     stale_after_hours: u64,
     opener: Box<dyn SourceOpener>,
+    /// The file name of the source's notes (`$AIQ_HOME/notes/KEY.md`).
+    notes_key: String,
 }
 
 impl Conversation {
@@ -119,6 +121,7 @@ impl Conversation {
         options: ConversationOptions,
     ) -> Self {
         let database_type = thread.engine().as_str();
+        let notes_key = crate::notes::key(&session_name);
         let session = match keep {
             Keep::Nothing => None,
             Keep::NewSession => Some(Session::new(&options.home, &session_name, database_type)),
@@ -138,6 +141,7 @@ impl Conversation {
             home: options.home,
             stale_after_hours: options.stale_after_hours,
             opener: options.opener,
+            notes_key,
         }
     }
 
@@ -272,6 +276,7 @@ impl Conversation {
                 Err(e) => show(Event::CommandFailed(e)),
             },
             SlashCommand::Source(name) => self.switch_source(&name, sink),
+            SlashCommand::Note(text) => self.note(&text, sink),
             SlashCommand::Exit => return Flow::Exit,
             SlashCommand::Unknown(message) => show(Event::CommandFailed(message)),
             // Runs as a statement turn in `apply`.
@@ -340,7 +345,11 @@ impl Conversation {
     fn schema(&self, table: Option<&str>) -> Event {
         let catalog = self.thread.catalog();
         let Some(name) = table else {
-            return Event::Listing(catalog.render());
+            let notes = self.thread.general_notes();
+            if notes.is_empty() {
+                return Event::Listing(catalog.render());
+            }
+            return Event::Listing(format!("-- notes\n{notes}\n{}", catalog.render()));
         };
         if let Some(t) = catalog.table(name) {
             let mut text = String::new();
@@ -351,9 +360,30 @@ impl Conversation {
         Event::CommandFailed(format!("no table named {name}{near}"))
     }
 
+    /// `/note TEXT`: a line in the source's notes, which the model gets
+    /// from the next question on.
+    fn note(&mut self, text: &str, sink: &mut dyn EventSink) {
+        match crate::notes::append(&self.home, &self.notes_key, text) {
+            Ok(path) => {
+                let notes = crate::notes::Notes::load(&self.home, &self.notes_key);
+                self.thread.set_notes(notes);
+                let _ = sink.event(Event::Notice(format!(
+                    "Noted in {}; the model reads it from the next question on.",
+                    path.display()
+                )));
+            }
+            Err(e) => {
+                let _ = sink.event(Event::CommandFailed(format!(
+                    "cannot write the note: {e} (check that $AIQ_HOME is writable)"
+                )));
+            }
+        }
+    }
+
     fn switch_source(&mut self, name: &str, sink: &mut dyn EventSink) {
         match self.opener.open(name) {
             Ok(o) => {
+                self.notes_key = crate::notes::key(&o.session_name);
                 if let Some(s) = self.session.as_mut() {
                     s.data_source = o.session_name;
                     s.database_type = o.source.kind().as_str().to_string();

@@ -40,7 +40,7 @@ pub use conversation::{
 pub use events::{ConfirmKind, Confirmation, Event, EventSink, PendingAnswer};
 pub use kind::Mode;
 pub use outcome::{AgentError, Answer, Outcome};
-pub use thread::{Thread, ThreadOptions};
+pub use thread::{system_for, SchemaView, Thread, ThreadOptions};
 
 use crate::llm::Role;
 

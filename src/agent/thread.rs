@@ -27,6 +27,44 @@ use crate::safety::Policy;
 use crate::schema::Catalog;
 use crate::source::{DataSource, EngineKind};
 
+/// What a request says of a source: its catalog as the model may see it
+/// (notes on tables in their descriptions), the ranking index, the
+/// general notes.
+pub struct SchemaView<'a> {
+    pub catalog: &'a Catalog,
+    pub index: &'a LinkIndex,
+    /// The notes that name no table, as `- note` lines.
+    pub notes: &'a str,
+    pub dialect: crate::safety::Dialect,
+}
+
+/// The system prompt for a question's `signals` — the general notes, then
+/// the ranked schema in what room they leave — and what had to give to
+/// fit. `aiq schema --as-sent` prints it too.
+pub fn system_for(
+    view: &SchemaView<'_>,
+    signals: &Signals<'_>,
+    today: chrono::NaiveDate,
+    allow_write: bool,
+    kind: &dyn AnswerKind,
+    with_tools: bool,
+) -> (String, Option<String>) {
+    let ranked = rank(view.catalog, view.index, signals);
+    let budget = DEFAULT_SCHEMA_BUDGET.saturating_sub(view.notes.len());
+    let laid = layout(view.catalog, view.index, &ranked, budget);
+    let partial = laid.named + laid.dropped > 0;
+    let facts = PromptFacts {
+        dialect: view.dialect,
+        engine: &view.catalog.engine,
+        today,
+        allow_write,
+        notes: view.notes,
+        schema: &laid.text,
+        look: partial.then(|| tools::how_to_look(with_tools)),
+    };
+    (system_prompt(&facts, kind), laid.notice())
+}
+
 /// Fixes the model may make after a failed answer (SPEC §5.3 step 5).
 const MAX_FIXES: u32 = 2;
 
@@ -337,28 +375,28 @@ impl Thread {
         }
     }
 
-    /// The system prompt for a question's `signals` — the general notes,
-    /// then the ranked schema in what room they leave — and what had to
-    /// give to fit.
+    /// The system prompt for a question's `signals` and what had to give
+    /// to fit (see [`system_for`]).
     pub fn system_for(&self, signals: &Signals<'_>) -> (String, Option<String>) {
         let notes = self.general_notes();
-        let ranked = rank(&self.catalog, &self.index, signals);
-        let budget = DEFAULT_SCHEMA_BUDGET.saturating_sub(notes.len());
-        let laid = layout(&self.catalog, &self.index, &ranked, budget);
-        let partial = laid.named + laid.dropped > 0;
-        let facts = PromptFacts {
-            dialect: self.source.dialect(),
-            engine: &self.catalog.engine,
-            today: self
-                .options
-                .today
-                .unwrap_or_else(|| Utc::now().date_naive()),
-            allow_write: self.options.allow_write,
+        let view = SchemaView {
+            catalog: &self.catalog,
+            index: &self.index,
             notes: &notes,
-            schema: &laid.text,
-            look: partial.then(|| tools::how_to_look(self.model.supports_tools())),
+            dialect: self.source.dialect(),
         };
-        (system_prompt(&facts, self.kind.as_ref()), laid.notice())
+        let today = self
+            .options
+            .today
+            .unwrap_or_else(|| Utc::now().date_naive());
+        system_for(
+            &view,
+            signals,
+            today,
+            self.options.allow_write,
+            self.kind.as_ref(),
+            self.model.supports_tools(),
+        )
     }
 
     /// The tools a request offers the model: the answer kind's, then the

@@ -6,6 +6,7 @@
 pub mod config_cmd;
 pub mod demo;
 pub mod doctor;
+pub mod notes;
 pub mod schema;
 pub mod sessions;
 pub mod sources;
@@ -21,7 +22,12 @@ use crate::error::AiqError;
 /// Runs a subcommand.
 pub fn dispatch(ctx: &Context<'_>, command: Command) -> Result<(), AiqError> {
     match command {
-        Command::Schema { source, refresh } => schema::run(ctx, source.as_deref(), refresh),
+        Command::Schema {
+            source,
+            refresh,
+            as_sent,
+        } => schema::run(ctx, source.as_deref(), refresh, as_sent),
+        Command::Notes(action) => notes::run(ctx, action),
         Command::Sessions { action } => sessions::run(ctx, action),
         Command::Sources(cmd) => sources::run(ctx, cmd),
         Command::Config(cmd) => config_cmd::run(ctx, cmd),

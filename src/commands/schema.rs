@@ -1,11 +1,23 @@
-//! `aiq schema [SOURCE] [--refresh]`: the catalog in the compact text form
-//! the model gets. Opens the source read-only, whatever the flags; with
-//! `--refresh` the catalog is read afresh (and the cache updated).
+//! `aiq schema [SOURCE] [--refresh] [--as-sent]`: what the model is told
+//! of a source — the catalog (hidden tables and columns left out, samples
+//! only where allowed) with the source's notes, in the compact text form
+//! the model gets; with `--as-sent`, the system message a request carries,
+//! exactly, and what else goes with it. Opens the source read-only,
+//! whatever the flags; with `--refresh` the catalog is read afresh (and
+//! the cache updated).
 
 use super::{write_stdout, Context};
+use crate::agent::kind::SqlAnswers;
+use crate::agent::link::{LinkIndex, Signals};
+use crate::agent::{system_for, Opened, SchemaView, PREVIEW_BYTES, PREVIEW_ROWS};
 use crate::error::AiqError;
 
-pub fn run(ctx: &Context<'_>, source_arg: Option<&str>, refresh: bool) -> Result<(), AiqError> {
+pub fn run(
+    ctx: &Context<'_>,
+    source_arg: Option<&str>,
+    refresh: bool,
+    as_sent: bool,
+) -> Result<(), AiqError> {
     let waiting = crate::frontend::progress::opening(ctx, source_arg);
     let opened = if refresh {
         ctx.open_source_fresh(source_arg)?
@@ -14,7 +26,102 @@ pub fn run(ctx: &Context<'_>, source_arg: Option<&str>, refresh: bool) -> Result
     };
     drop(waiting);
     if opened.catalog.tables.is_empty() {
-        crate::error::stderr_line(&format!("aiq: {} has no tables or views", opened.label));
+        crate::error::stderr_line(&format!(
+            "aiq: {} has no tables or views aiq may show",
+            opened.label
+        ));
     }
-    write_stdout(opened.catalog.render().as_bytes())
+    let text = if as_sent {
+        as_sent_text(&opened)
+    } else {
+        described(&opened)
+    };
+    write_stdout(text.as_bytes())
+}
+
+/// The general notes, then every table with the notes that name it.
+fn described(opened: &Opened) -> String {
+    let mut catalog = opened.catalog.clone();
+    opened.notes.attach(&mut catalog);
+    let general = opened.notes.general(&opened.catalog);
+    let mut out = String::new();
+    if !general.is_empty() {
+        out.push_str("-- notes\n");
+        out.push_str(&general);
+        out.push('\n');
+    }
+    out.push_str(&catalog.render());
+    out
+}
+
+/// The system message of a first question that names nothing in the
+/// schema (a question's words reorder the tables, and a small model
+/// window thins them), then what else a request carries.
+pub fn as_sent_text(opened: &Opened) -> String {
+    let mut catalog = opened.catalog.clone();
+    opened.notes.attach(&mut catalog);
+    let index = LinkIndex::new(&catalog);
+    let notes = opened.notes.general(&opened.catalog);
+    let view = SchemaView {
+        catalog: &catalog,
+        index: &index,
+        notes: &notes,
+        dialect: opened.source.dialect(),
+    };
+    let signals = Signals {
+        question: "",
+        recent: &[],
+        earlier_sql: &[],
+    };
+    let today = chrono::Utc::now().date_naive();
+    let (system, _) = system_for(&view, &signals, today, false, &SqlAnswers, true);
+    let privacy = opened.guard.privacy();
+    let mut out = String::from("-- system message\n");
+    out.push_str(&system);
+    if !system.ends_with('\n') {
+        out.push('\n');
+    }
+    out.push_str("-- then the kept history, and the question\n");
+    out.push_str(&format!(
+        "-- results of earlier questions: {}\n",
+        if privacy.send_results {
+            format!("columns, row count and the first {PREVIEW_ROWS} rows (at most {PREVIEW_BYTES} bytes)")
+        } else {
+            "columns and row count only (send_results = false)".into()
+        }
+    ));
+    out.push_str(&format!(
+        "-- sample values: {}\n",
+        if privacy.samples {
+            "sent"
+        } else {
+            "not sent (samples = false)"
+        }
+    ));
+    if !privacy.redact.is_empty() {
+        out.push_str(&format!(
+            "-- never sent (redact): {}; a result that reads them goes with its columns only\n",
+            privacy.redact.join(", ")
+        ));
+    }
+    let mut hiding = Vec::new();
+    for (key, list) in [
+        ("include", &privacy.include),
+        ("--tables", &privacy.tables),
+        ("exclude", &privacy.exclude),
+    ] {
+        if !list.is_empty() {
+            hiding.push(format!("{key} {}", list.join(", ")));
+        }
+    }
+    if !hiding.is_empty() {
+        out.push_str(&format!(
+            "-- tables left out ({}): not described, and refused by the gate\n",
+            hiding.join("; ")
+        ));
+    }
+    out.push_str(
+        "-- tools offered: run_sql, list_tables, describe_tables, search_history, get_turn\n",
+    );
+    out
 }

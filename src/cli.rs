@@ -3,6 +3,7 @@
 
 use clap::{Args, Parser, Subcommand};
 
+use crate::chart::{ImageFormat, Kind};
 use crate::render::Format;
 
 const EXAMPLES: &str = "\
@@ -86,6 +87,14 @@ pub struct RunArgs {
     /// Answer yes to confirmations
     #[arg(short = 'y', long)]
     pub yes: bool,
+
+    /// Draw the result as a chart on stdout instead of the table: bar, line, scatter or hist [default: chosen from the columns]
+    #[arg(long, value_name = "KIND", num_args = 0..=1, value_parser = parse_chart_kind)]
+    pub chart: Option<Option<Kind>>,
+
+    /// Also write the chart as an image: FILE.svg or FILE.png
+    #[arg(long, value_name = "FILE", value_parser = parse_chart_out)]
+    pub chart_out: Option<std::path::PathBuf>,
 }
 
 /// Flags for asking questions.
@@ -269,6 +278,17 @@ fn parse_format(s: &str) -> Result<Format, String> {
     s.parse()
 }
 
+fn parse_chart_kind(s: &str) -> Result<Kind, String> {
+    s.parse::<Kind>()
+        .map_err(|e| format!("{e}; put SOURCE before --chart"))
+}
+
+fn parse_chart_out(s: &str) -> Result<std::path::PathBuf, String> {
+    let path = std::path::PathBuf::from(s);
+    ImageFormat::of(&path)?;
+    Ok(path)
+}
+
 /// A count of rows or pairs: a whole number, 0 or more.
 fn parse_count(s: &str) -> Result<usize, String> {
     s.trim()
@@ -329,6 +349,26 @@ mod tests {
             Cli::try_parse_from(["aiq", "-s", "s.json", "--tui"])
                 .unwrap()
                 .tui
+        );
+    }
+
+    #[test]
+    fn chart_flags() {
+        let cli = Cli::try_parse_from(["aiq", "x.db", "-q", "q", "--chart"]).unwrap();
+        assert_eq!(cli.run.chart, Some(None));
+        let cli = Cli::try_parse_from(["aiq", "x.db", "--chart", "histogram", "-e", "S"]).unwrap();
+        assert_eq!(cli.run.chart, Some(Some(Kind::Hist)));
+        let cli = Cli::try_parse_from(["aiq", "x.db", "-e", "S", "--chart-out", "a.PNG"]).unwrap();
+        assert_eq!(cli.run.chart, None);
+        assert_eq!(cli.run.chart_out, Some("a.PNG".into()));
+        let e = Cli::try_parse_from(["aiq", "--chart", "x.db", "-q", "q"]).unwrap_err();
+        assert_eq!(e.exit_code(), 2);
+        assert!(e.to_string().contains("unknown chart kind 'x.db' (choose bar, line, scatter or hist); put SOURCE before --chart"), "{e}");
+        let e = Cli::try_parse_from(["aiq", "x.db", "--chart-out", "a.jpg"]).unwrap_err();
+        assert!(
+            e.to_string()
+                .contains("give a file name ending in .svg or .png"),
+            "{e}"
         );
     }
 }

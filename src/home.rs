@@ -67,15 +67,39 @@ pub fn write_atomic(
     path: &Path,
     write: impl FnOnce(&mut fs::File) -> std::io::Result<()>,
 ) -> std::io::Result<()> {
+    write_atomic_as(path, true, write)
+}
+
+/// [`write_atomic`] for a file the user asked for outside `$AIQ_HOME` (a
+/// chart image): it gets a new file's usual mode (0666 less the umask),
+/// not 0600.
+pub fn write_atomic_shared(
+    path: &Path,
+    write: impl FnOnce(&mut fs::File) -> std::io::Result<()>,
+) -> std::io::Result<()> {
+    write_atomic_as(path, false, write)
+}
+
+fn write_atomic_as(
+    path: &Path,
+    private: bool,
+    write: impl FnOnce(&mut fs::File) -> std::io::Result<()>,
+) -> std::io::Result<()> {
     let dir = path
         .parent()
         .filter(|d| !d.as_os_str().is_empty())
         .unwrap_or(Path::new("."));
-    let mut tmp = tempfile::Builder::new()
-        .prefix(".aiq-")
-        .suffix(".tmp")
-        .tempfile_in(dir)?;
-    set_mode(tmp.path(), 0o600)?;
+    let mut builder = tempfile::Builder::new();
+    builder.prefix(".aiq-").suffix(".tmp");
+    #[cfg(unix)]
+    if !private {
+        use std::os::unix::fs::PermissionsExt;
+        builder.permissions(fs::Permissions::from_mode(0o666));
+    }
+    let mut tmp = builder.tempfile_in(dir)?;
+    if private {
+        set_mode(tmp.path(), 0o600)?;
+    }
     write(tmp.as_file_mut())?;
     tmp.as_file_mut().flush()?;
     tmp.as_file().sync_all()?;
@@ -137,6 +161,17 @@ mod tests {
         assert_eq!(mode(&home), 0o700);
         assert_eq!(mode(&p), 0o600);
         assert_eq!(fs::read(&p).unwrap(), b"x = 1\n");
+        // A file the user asked for elsewhere gets the usual mode.
+        let shared = dir.path().join("chart.png");
+        write_atomic_shared(&shared, |f| f.write_all(b"png")).unwrap();
+        let status = fs::read_to_string("/proc/self/status").unwrap_or_default();
+        let umask = status
+            .lines()
+            .find_map(|l| l.strip_prefix("Umask:"))
+            .and_then(|m| u32::from_str_radix(m.trim(), 8).ok());
+        if let Some(umask) = umask {
+            assert_eq!(mode(&shared), 0o666 & !umask);
+        }
     }
 
     #[test]

@@ -8,6 +8,8 @@
 //! - [`safety`]: the parser gate; the only code that can make a
 //!   [`safety::CheckedSql`], which is what `DataSource::execute` requires.
 //! - [`schema`]: the catalog an engine reports, and its compact text form.
+//! - [`chart`]: charts of a result — the model (kind chooser, reductions),
+//!   terminal text, SVG and PNG.
 //! - [`render`]: result formats (table, csv, tsv, json, jsonl, markdown), each
 //!   a `RowSink` over any `io::Write`.
 //! - [`config`]: `$AIQ_HOME/config.toml`, loaded once and immutable.
@@ -30,6 +32,7 @@
 pub mod agent;
 pub mod app;
 pub mod cancel;
+pub mod chart;
 pub mod cleanup;
 pub mod cli;
 pub mod commands;

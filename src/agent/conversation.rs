@@ -15,9 +15,11 @@ use chrono::Utc;
 use super::commands::{help, parse, SlashCommand};
 use super::events::{ConfirmKind, Event, EventSink, PendingAnswer};
 use super::kind::Mode;
+use super::last_result::{LastResult, NO_RESULT};
 use super::outcome::{AgentError, Answer, Outcome};
 use super::thread::Thread;
 use crate::cancel::{CancelHandle, CancelToken};
+use crate::chart::ChartSpec;
 use crate::render::Format;
 use crate::schema::Catalog;
 use crate::session::{self, Session};
@@ -100,6 +102,8 @@ pub struct Conversation {
     home: PathBuf,
     stale_after_hours: u64,
     opener: Box<dyn SourceOpener>,
+    /// The last result, for `/chart`.
+    last: LastResult,
 }
 
 impl Conversation {
@@ -132,6 +136,7 @@ impl Conversation {
             home: options.home,
             stale_after_hours: options.stale_after_hours,
             opener: options.opener,
+            last: LastResult::default(),
         }
     }
 
@@ -217,15 +222,42 @@ impl Conversation {
 
     /// Asks one question; the session is saved afterwards.
     pub fn ask(&mut self, question: &str, sink: &mut dyn EventSink) -> Result<Answer, AgentError> {
-        let result = self.thread.ask(question, sink);
+        let result = self
+            .thread
+            .ask(question, &mut self.last.tee(sink, Some(question)));
         self.save(sink, false);
         result
+    }
+
+    /// The last result (for `/chart`, and `--chart` after a single question).
+    pub fn last_result(&self) -> &LastResult {
+        &self.last
+    }
+
+    /// Whether results are kept for `/chart` (on unless turned off: a
+    /// single question without `--chart` needs no copy).
+    pub fn keep_results(&mut self, keep: bool) {
+        self.last.keep(keep);
+    }
+
+    /// `/chart`: charts the last result as `spec` asks — a chart event,
+    /// or an image written — and says why not when it cannot. Also what a
+    /// view's chart key runs (no final event: the caller's turn has one).
+    pub fn chart(&self, spec: &ChartSpec, sink: &mut dyn EventSink) {
+        if let Err(why) = self.last.chart(spec, sink) {
+            let why = if why == NO_RESULT {
+                format!("{why}: ask a question or run /sql first")
+            } else {
+                why
+            };
+            let _ = sink.event(Event::CommandFailed(why));
+        }
     }
 
     /// Carries out a slash command.
     pub fn apply(&mut self, command: SlashCommand, sink: &mut dyn EventSink) -> Flow {
         if let SlashCommand::Sql(sql) = &command {
-            let _ = self.thread.run_sql(sql, sink);
+            let _ = self.thread.run_sql(sql, &mut self.last.tee(sink, None));
             self.save(sink, false);
             return Flow::Continue;
         }
@@ -266,6 +298,7 @@ impl Conversation {
                 Err(e) => show(Event::CommandFailed(e)),
             },
             SlashCommand::Source(name) => self.switch_source(&name, sink),
+            SlashCommand::Chart(spec) => self.chart(&spec, sink),
             SlashCommand::Exit => return Flow::Exit,
             SlashCommand::Unknown(message) => show(Event::CommandFailed(message)),
             // Runs as a statement turn in `apply`.

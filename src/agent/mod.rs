@@ -9,6 +9,8 @@
 //! - [`kind`]: what the model writes (SQL today), pluggable.
 //! - [`Event`]/[`EventSink`]: everything a user sees, confirmations included;
 //!   every turn ends with one [`Event::TurnFinished`].
+//! - [`LastResult`]: the last result, recorded as it streams past, for
+//!   `/chart`.
 //!
 //! Nothing here prints, reads the terminal or knows which front end it serves.
 
@@ -19,6 +21,7 @@ mod conversation_tests;
 mod events;
 pub mod extract;
 pub mod kind;
+mod last_result;
 mod outcome;
 pub mod prompt;
 pub mod rank;
@@ -36,6 +39,7 @@ pub use conversation::{
 };
 pub use events::{ConfirmKind, Confirmation, Event, EventSink, PendingAnswer};
 pub use kind::Mode;
+pub use last_result::{LastResult, Tee, NO_RESULT};
 pub use outcome::{AgentError, Answer, Outcome};
 pub use thread::{Thread, ThreadOptions};
 

@@ -241,6 +241,7 @@ impl EventSink for Console<'_> {
             | Event::TurnFinished(_)
             | Event::Output(_)
             | Event::Listing(_)
+            | Event::Chart(_)
             | Event::Notice(_)
             | Event::Warning(_)
             | Event::CommandFailed(_)

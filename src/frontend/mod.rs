@@ -4,6 +4,7 @@
 //! [`crate::agent::Conversation`] (or, for `-e`, the same statement runner).
 
 pub mod channel;
+pub mod charts;
 pub mod console;
 pub mod direct;
 pub mod oneshot;

@@ -1,0 +1,145 @@
+//! [`Chart`]: what every renderer draws — already reduced to what fits a
+//! chart (bars, points, bins), with notes that say how it was reduced.
+//! Plain data: it travels in an event to whichever front end draws it.
+
+use super::axis::{compact, short, time_label};
+use super::recording::TimeFlavor;
+use super::spec::Kind;
+
+/// A chart, ready to draw.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Chart {
+    pub kind: Kind,
+    /// The question it answers, or what it shows ("revenue by month").
+    pub title: String,
+    /// The x axis (bar: the categories; hist: the binned column).
+    pub x: XAxis,
+    /// What the values are (one series: its column; hist: `rows`).
+    pub y_name: String,
+    pub body: Body,
+    /// How the data was reduced or what was left out, one line each.
+    pub notes: Vec<String>,
+}
+
+/// The x axis: its name and how its values read.
+#[derive(Debug, Clone, PartialEq)]
+pub struct XAxis {
+    pub name: String,
+    pub scale: Scale,
+}
+
+/// How positions on an axis read.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Scale {
+    Number,
+    Time(TimeFlavor),
+    /// Positions 0, 1, 2, … named by these labels (a line over text).
+    Labels(Vec<String>),
+}
+
+impl Scale {
+    /// The label of position `v` on an axis that covers `span`.
+    pub fn label(&self, v: f64, span: f64) -> String {
+        match self {
+            Scale::Number => compact(v),
+            Scale::Time(flavor) => time_label(v, *flavor, span),
+            Scale::Labels(labels) => {
+                let i = v.round();
+                if (v - i).abs() < 1e-6 && i >= 0.0 {
+                    labels.get(i as usize).cloned().unwrap_or_default()
+                } else {
+                    String::new()
+                }
+            }
+        }
+    }
+
+    /// A label that must read exactly where it can (a year on an ordered
+    /// axis is `2024`, not `2k`).
+    pub fn exact(&self, v: f64) -> String {
+        match self {
+            Scale::Number => short(v),
+            other => other.label(v, 0.0),
+        }
+    }
+}
+
+/// What is drawn.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Body {
+    /// One bar per label and series (`values[i]` belongs to `labels[i]`).
+    Bars {
+        labels: Vec<String>,
+        series: Vec<Series>,
+    },
+    /// Points per series: joined (line) or not (scatter).
+    Points { series: Vec<PointSeries> },
+    /// Histogram bins, lowest first, of equal width.
+    Bins { bins: Vec<Bin> },
+}
+
+/// Values of one column, one per bar.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Series {
+    pub name: String,
+    pub values: Vec<f64>,
+}
+
+/// Points of one column.
+#[derive(Debug, Clone, PartialEq)]
+pub struct PointSeries {
+    pub name: String,
+    /// `(x, y)`; a line's are in x order.
+    pub points: Vec<(f64, f64)>,
+}
+
+/// Rows whose value falls in `lo..hi` (the last bin includes `hi`).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Bin {
+    pub lo: f64,
+    pub hi: f64,
+    pub count: u64,
+}
+
+impl Chart {
+    /// The names of the series (a legend needs two or more).
+    pub fn series_names(&self) -> Vec<&str> {
+        match &self.body {
+            Body::Bars { series, .. } => series.iter().map(|s| s.name.as_str()).collect(),
+            Body::Points { series } => series.iter().map(|s| s.name.as_str()).collect(),
+            Body::Bins { .. } => vec![self.y_name.as_str()],
+        }
+    }
+
+    /// The smallest and largest x of the points (`None` without points).
+    pub fn x_range(&self) -> Option<(f64, f64)> {
+        let Body::Points { series } = &self.body else {
+            return None;
+        };
+        range(series.iter().flat_map(|s| s.points.iter().map(|p| p.0)))
+    }
+
+    /// The smallest and largest value drawn (bars and bins: with 0).
+    pub fn y_range(&self) -> Option<(f64, f64)> {
+        match &self.body {
+            Body::Points { series } => {
+                range(series.iter().flat_map(|s| s.points.iter().map(|p| p.1)))
+            }
+            Body::Bars { series, .. } => range(
+                series
+                    .iter()
+                    .flat_map(|s| s.values.iter().copied())
+                    .chain([0.0]),
+            ),
+            Body::Bins { bins } => range(bins.iter().map(|b| b.count as f64).chain([0.0])),
+        }
+    }
+}
+
+/// The smallest and largest of `values`.
+pub fn range(values: impl Iterator<Item = f64>) -> Option<(f64, f64)> {
+    values.fold(None, |acc, v| match acc {
+        None => Some((v, v)),
+        Some((lo, hi)) => Some((lo.min(v), hi.max(v))),
+    })
+}

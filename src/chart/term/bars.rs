@@ -175,6 +175,9 @@ impl Bars<'_> {
                 });
             } else if whole < room && part >= 0.5 {
                 bar.push(fill);
+            } else if bar.is_empty() && value > 0.0 && room > 0 {
+                // Not nothing: a sliver for a value too small for a cell.
+                bar.push(if look.unicode { EIGHTHS[0] } else { '.' });
             }
             buf.set_string(zero + 1, y, bar, style);
         } else {

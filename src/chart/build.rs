@@ -201,6 +201,7 @@ impl Data<'_> {
                 thousands(order.len() as u64)
             ));
         }
+        let other = order.len() > MAX_BARS;
         let (labels, sums) = self.top(order, sums, notes);
         let series = self
             .plan
@@ -216,7 +217,12 @@ impl Data<'_> {
             name: self.x_name(),
             scale: Scale::Labels(labels.clone()),
         };
-        (x, self.y_name(), Body::Bars { labels, series })
+        let body = Body::Bars {
+            labels,
+            series,
+            other,
+        };
+        (x, self.y_name(), body)
     }
 
     /// At most [`MAX_BARS`] bars: the largest (by the first series) and
@@ -244,10 +250,9 @@ impl Data<'_> {
             })
             .collect();
         notes.push(format!(
-            "the top {} of {} {} by {}; the other {} added up as \"other\"",
-            shown.len(),
+            "{} bars: the {} largest by {}, the other {} added up as \"other\"",
             thousands(labels.len() as u64),
-            self.x_name(),
+            shown.len(),
             self.cols[self.plan.y[0]].name,
             thousands(rest.len() as u64)
         ));

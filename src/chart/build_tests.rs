@@ -30,9 +30,15 @@ fn bars_keep_the_result_order_and_add_up_repeats() {
     );
     assert_eq!(c.kind, Kind::Bar);
     assert_eq!(c.title, "n by country");
-    let Body::Bars { labels, series } = &c.body else {
+    let Body::Bars {
+        labels,
+        series,
+        other,
+    } = &c.body
+    else {
         panic!("{c:?}")
     };
+    assert!(!other);
     assert_eq!(labels, &["US", "DE", "NULL"]);
     assert_eq!(series[0].values, [6.0, -2.0, 4.0]);
     assert_eq!(
@@ -50,9 +56,15 @@ fn ten_thousand_categories_become_the_top_ones_and_other() {
         .map(|i| vec![text(&format!("c{i}")), Value::Int(i)])
         .collect();
     let c = chart(&[("name", "TEXT"), ("n", "INTEGER")], rows, "");
-    let Body::Bars { labels, series } = &c.body else {
+    let Body::Bars {
+        labels,
+        series,
+        other,
+    } = &c.body
+    else {
         panic!()
     };
+    assert!(other);
     assert_eq!(labels.len(), MAX_BARS);
     assert_eq!(labels[0], "c9999");
     assert_eq!(labels[MAX_BARS - 1], "other");
@@ -61,7 +73,7 @@ fn ten_thousand_categories_become_the_top_ones_and_other() {
     assert_eq!(series[0].values[MAX_BARS - 1], all - shown);
     assert_eq!(
         c.notes,
-        ["the top 19 of 10,000 name by n; the other 9,981 added up as \"other\""]
+        ["10,000 bars: the 19 largest by n, the other 9,981 added up as \"other\""]
     );
 }
 

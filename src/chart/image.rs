@@ -141,7 +141,7 @@ fn draw<DB: DrawingBackend>(root: &DrawingArea<DB, Shift>, chart: &Chart) -> Res
     }
     match &chart.body {
         Body::Points { series } => points(&body, chart, series),
-        Body::Bars { labels, series } => bars(&body, chart, labels, series),
+        Body::Bars { labels, series, .. } => bars(&body, chart, labels, series),
         Body::Bins { bins } => histogram(&body, chart, bins),
     }
 }
@@ -192,7 +192,7 @@ fn points<DB: DrawingBackend>(
     let ticks = Ticks::new(y_lo, y_hi, 6);
     let scale = chart.x.scale.clone();
     let span = x_hi - x_lo;
-    let x_label = move |v: &f64| scale.exact_or(*v, span);
+    let x_label = move |v: &f64| scale.tick(*v, span);
     let y_name = if series.len() > 1 {
         ""
     } else {
@@ -315,10 +315,13 @@ fn bars<DB: DrawingBackend>(
         (widest * 10 + 20).clamp(60, 320),
     )?;
     let band = 0.8 / series.len().max(1) as f64;
+    // "other" does not set the scale: longer, it is cut at the axis' end.
+    let clip = |v: f64| v.clamp(ticks.lo, ticks.hi);
     for (s, one) in series.iter().enumerate() {
         let color = SERIES_COLORS[s % SERIES_COLORS.len()];
         let rects = one.values.iter().enumerate().map(|(i, v)| {
             let top = (n - 1 - i) as f64 + 0.4 - band * s as f64;
+            let v = clip(*v);
             Rectangle::new(
                 [(v.min(0.0), top), (v.max(0.0), top - band)],
                 color.filled(),
@@ -331,19 +334,7 @@ fn bars<DB: DrawingBackend>(
         if n * series.len() <= LABELLED_BARS {
             let texts = one.values.iter().enumerate().map(|(i, v)| {
                 let middle = (n - 1 - i) as f64 + 0.4 - band * (s as f64 + 0.5);
-                let style = font(14.0, false).color(&INK);
-                let anchor = if *v < 0.0 {
-                    style.pos(plotters::style::text_anchor::Pos::new(
-                        plotters::style::text_anchor::HPos::Right,
-                        plotters::style::text_anchor::VPos::Center,
-                    ))
-                } else {
-                    style.pos(plotters::style::text_anchor::Pos::new(
-                        plotters::style::text_anchor::HPos::Left,
-                        plotters::style::text_anchor::VPos::Center,
-                    ))
-                };
-                Text::new(format!(" {} ", amount(*v)), (*v, middle), anchor)
+                bar_value(*v, clip(*v), middle)
             });
             cc.draw_series(texts).map_err(fail)?;
         }
@@ -358,6 +349,23 @@ fn bars<DB: DrawingBackend>(
             .map_err(fail)?;
     }
     Ok(())
+}
+
+/// The value written at the end of a bar (inside it, white, when the
+/// bar is cut off at `shown`).
+fn bar_value(v: f64, shown: f64, middle: f64) -> Text<'static, (f64, f64), String> {
+    use plotters::style::text_anchor::{HPos, Pos, VPos};
+    let cut = shown != v;
+    let outward = if v < 0.0 { HPos::Right } else { HPos::Left };
+    let inward = if v < 0.0 { HPos::Left } else { HPos::Right };
+    let (text, h, ink) = if cut {
+        let arrow = if v < 0.0 { "«" } else { "»" };
+        (format!(" {arrow} {} ", amount(v)), inward, &WHITE)
+    } else {
+        (format!(" {} ", amount(v)), outward, &INK)
+    };
+    let style = font(14.0, false).color(ink).pos(Pos::new(h, VPos::Center));
+    Text::new(text, (shown, middle), style)
 }
 
 fn histogram<DB: DrawingBackend>(
@@ -426,16 +434,6 @@ impl Ranged for Keyed {
 
     fn range(&self) -> std::ops::Range<f64> {
         self.inner.range()
-    }
-}
-
-impl Scale {
-    /// An x label in an image: exact where it can be.
-    fn exact_or(&self, v: f64, span: f64) -> String {
-        match self {
-            Scale::Number => self.exact(v),
-            other => other.label(v, span),
-        }
     }
 }
 

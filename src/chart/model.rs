@@ -54,12 +54,12 @@ impl Scale {
         }
     }
 
-    /// A label that must read exactly where it can (a year on an ordered
-    /// axis is `2024`, not `2k`).
-    pub fn exact(&self, v: f64) -> String {
+    /// The label of an x tick at `v` on an axis that covers `span`:
+    /// numbers as exactly as they fit (a year is `2024`, not `2k`).
+    pub fn tick(&self, v: f64, span: f64) -> String {
         match self {
             Scale::Number => short(v),
-            other => other.label(v, 0.0),
+            other => other.label(v, span),
         }
     }
 }
@@ -71,6 +71,10 @@ pub enum Body {
     Bars {
         labels: Vec<String>,
         series: Vec<Series>,
+        /// The last bar is "other": the categories not shown, added up. It
+        /// does not set the scale (it would flatten the rest): a longer
+        /// one is drawn cut off, with its value.
+        other: bool,
     },
     /// Points per series: joined (line) or not (scatter).
     Points { series: Vec<PointSeries> },
@@ -119,20 +123,29 @@ impl Chart {
         range(series.iter().flat_map(|s| s.points.iter().map(|p| p.0)))
     }
 
-    /// The smallest and largest value drawn (bars and bins: with 0).
+    /// The smallest and largest value the axis covers (bars and bins:
+    /// with 0; not the "other" bar).
     pub fn y_range(&self) -> Option<(f64, f64)> {
         match &self.body {
             Body::Points { series } => {
                 range(series.iter().flat_map(|s| s.points.iter().map(|p| p.1)))
             }
-            Body::Bars { series, .. } => range(
+            Body::Bars { series, other, .. } => range(
                 series
                     .iter()
-                    .flat_map(|s| s.values.iter().copied())
+                    .flat_map(|s| scaled(&s.values, *other).iter().copied())
                     .chain([0.0]),
             ),
             Body::Bins { bins } => range(bins.iter().map(|b| b.count as f64).chain([0.0])),
         }
+    }
+}
+
+/// The values of a bar series that set its scale: all but "other".
+pub fn scaled(values: &[f64], other: bool) -> &[f64] {
+    match values.split_last() {
+        Some((_, rest)) if other && !rest.is_empty() => rest,
+        _ => values,
     }
 }
 

@@ -1,6 +1,7 @@
 //! Horizontal bars in a buffer: one row per bar (per series), the label on
 //! the left, the value on the right, a zero axis that leaves room for
-//! negative values, eighth blocks for a smooth end (Unicode). Histogram
+//! negative values, eighth blocks for a smooth end (Unicode), and an
+//! "other" bar that does not set the scale (cut off with `»`). Histogram
 //! bins are bars labelled with their range.
 
 use ratatui::buffer::Buffer;
@@ -10,7 +11,7 @@ use unicode_width::UnicodeWidthStr;
 
 use super::{fit, quiet, series_style, Look};
 use crate::chart::axis::{amount, compact};
-use crate::chart::model::{Bin, Body, Chart, Series};
+use crate::chart::model::{scaled, Bin, Body, Chart, Series};
 
 /// Fills of series 1, 2, … (Unicode, ASCII).
 const FILLS: [(char, char); 6] = [
@@ -28,7 +29,7 @@ const EIGHTHS: [char; 7] = ['▏', '▎', '▍', '▌', '▋', '▊', '▉'];
 /// line for several series.
 pub fn rows(chart: &Chart) -> u16 {
     let n = match &chart.body {
-        Body::Bars { labels, series } => {
+        Body::Bars { labels, series, .. } => {
             labels.len() * series.len() + usize::from(series.len() > 1)
         }
         Body::Bins { bins } => bins.len(),
@@ -37,11 +38,20 @@ pub fn rows(chart: &Chart) -> u16 {
     n.min(u16::MAX as usize) as u16
 }
 
-/// Bars of categories.
-pub fn draw_bars(labels: &[String], series: &[Series], area: Rect, buf: &mut Buffer, look: Look) {
+/// Bars of categories; with `other`, the last one ("other") does not set
+/// the scale and is cut off (`»`) when longer.
+pub fn draw_bars(
+    labels: &[String],
+    series: &[Series],
+    other: bool,
+    area: Rect,
+    buf: &mut Buffer,
+    look: Look,
+) {
     Bars {
         labels,
         series,
+        other,
         area,
         look,
     }
@@ -59,12 +69,13 @@ pub fn draw_bins(bins: &[Bin], area: Rect, buf: &mut Buffer, look: Look) {
         name: "rows".into(),
         values: bins.iter().map(|b| b.count as f64).collect(),
     }];
-    draw_bars(&labels, &series, area, buf, look);
+    draw_bars(&labels, &series, false, area, buf, look);
 }
 
 struct Bars<'a> {
     labels: &'a [String],
     series: &'a [Series],
+    other: bool,
     area: Rect,
     look: Look,
 }
@@ -132,9 +143,15 @@ impl Bars<'_> {
             .max(1) as u16;
         let values = || self.series.iter().flat_map(|s| s.values.iter().take(shown));
         let value_width = values().map(|v| amount(*v).width()).max().unwrap_or(1) as u16;
+        // "other" is drawn (cut off if need be) but does not set the scale.
+        let scaled = || {
+            self.series
+                .iter()
+                .flat_map(|s| scaled(&s.values, self.other).iter().take(shown))
+        };
         let bars_width = a.width.saturating_sub(label_width + value_width + 2).max(2);
-        let lo = values().fold(0.0f64, |m, v| m.min(*v));
-        let hi = values().fold(0.0f64, |m, v| m.max(*v));
+        let lo = scaled().fold(0.0f64, |m, v| m.min(*v));
+        let hi = scaled().fold(0.0f64, |m, v| m.max(*v));
         let span = if hi > lo { hi - lo } else { 1.0 };
         let cells = f64::from(bars_width - 1);
         let zero = ((-lo / span) * cells).round() as u16;
@@ -161,9 +178,15 @@ impl Bars<'_> {
         let len = value.abs() * c.scale;
         let whole = len.floor() as u16;
         let part = len - len.floor();
+        let cut = if look.unicode { '»' } else { '>' };
         if value >= 0.0 {
             let room = c.bars_width - 1 - c.zero;
-            let whole = whole.min(room);
+            if whole > room && room > 0 {
+                let mut bar: String = std::iter::repeat_n(fill, room as usize - 1).collect();
+                bar.push(cut);
+                buf.set_string(zero + 1, y, bar, style);
+                return self.value(buf, c, y, value);
+            }
             let mut bar: String = std::iter::repeat_n(fill, whole as usize).collect();
             // A smooth end: eighths for the first series in Unicode.
             let eighth = (part * 8.0).round() as usize;
@@ -180,6 +203,10 @@ impl Bars<'_> {
                 bar.push(if look.unicode { EIGHTHS[0] } else { '.' });
             }
             buf.set_string(zero + 1, y, bar, style);
+        } else if whole > c.zero && c.zero > 0 {
+            let mut bar = String::from(if look.unicode { '«' } else { '<' });
+            bar.extend(std::iter::repeat_n(fill, c.zero as usize - 1));
+            buf.set_string(zero - c.zero, y, bar, style);
         } else {
             let mut whole = whole.min(c.zero);
             if whole < c.zero && part >= 0.5 {
@@ -188,6 +215,11 @@ impl Bars<'_> {
             let bar: String = std::iter::repeat_n(fill, whole as usize).collect();
             buf.set_string(zero - whole, y, bar, style);
         }
+        self.value(buf, c, y, value);
+    }
+
+    /// The value, right-aligned at the end of row `y`.
+    fn value(&self, buf: &mut Buffer, c: &Columns, y: u16, value: f64) {
         let text = amount(value);
         let x = c.value + c.value_width - text.width() as u16;
         buf.set_string(x, y, text, Style::new());

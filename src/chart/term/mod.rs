@@ -101,7 +101,11 @@ pub fn draw(chart: &Chart, area: Rect, buf: &mut Buffer, look: Look) {
     };
     match &chart.body {
         Body::Points { series } => plot::draw(chart, series, body, buf, look),
-        Body::Bars { labels, series } => bars::draw_bars(labels, series, body, buf, look),
+        Body::Bars {
+            labels,
+            series,
+            other,
+        } => bars::draw_bars(labels, series, *other, body, buf, look),
         Body::Bins { bins } => bars::draw_bins(bins, body, buf, look),
     }
     for (i, note) in notes.iter().take(shown).enumerate() {
@@ -110,13 +114,23 @@ pub fn draw(chart: &Chart, area: Rect, buf: &mut Buffer, look: Look) {
     }
 }
 
-/// The notes, one line each, cut to `width`.
-fn note_lines(chart: &Chart, width: usize) -> Vec<String> {
-    chart
-        .notes
-        .iter()
-        .map(|n| fit(&format!("note: {n}"), width))
-        .collect()
+/// The notes, wrapped to `width` (each starts with `note:`, its next
+/// lines indented).
+pub fn note_lines(chart: &Chart, width: usize) -> Vec<String> {
+    let mut lines = Vec::new();
+    for note in &chart.notes {
+        let mut line = String::from("note:");
+        for word in note.split_whitespace() {
+            if line.width() + 1 + word.width() > width && line.trim().len() > 5 {
+                lines.push(fit(&line, width));
+                line = String::from("     ");
+            }
+            line.push(' ');
+            line.push_str(word);
+        }
+        lines.push(fit(&line, width));
+    }
+    lines
 }
 
 /// `text` cut to `width` cells, ending in `…` when cut.

@@ -129,10 +129,7 @@ fn mark(i: usize, look: Look) -> char {
 fn x_labels(scale: &Scale, lo: f64, hi: f64) -> Vec<Line<'static>> {
     let span = hi - lo;
     let mid = (lo + hi) / 2.0;
-    let label = |v: f64| match scale {
-        Scale::Number => scale.exact(v),
-        _ => scale.label(v, span),
-    };
+    let label = |v: f64| scale.tick(v, span);
     let mut out = vec![label(lo)];
     let middle = label(mid);
     if !middle.is_empty() {

@@ -109,3 +109,32 @@ fn too_many_bars_for_the_area_say_how_many_are_left() {
         "{last}"
     );
 }
+
+#[test]
+fn long_notes_wrap_and_other_is_cut_off_with_its_value() {
+    use crate::source::Value;
+    let rows = (0..30)
+        .map(|i| vec![Value::Text(format!("product {i}")), Value::Int(100 + i)])
+        .collect();
+    let rec = testing::recording(&[("name", "TEXT"), ("units", "INTEGER")], rows);
+    let chart = crate::chart::build(&rec, &crate::chart::ChartSpec::default()).unwrap();
+    let text = to_text(&chart, 40, UNICODE);
+    assert!(text.lines().all(|l| l.width() <= 40), "{text}");
+    let notes: Vec<&str> = text
+        .lines()
+        .skip_while(|l| !l.starts_with("note:"))
+        .collect();
+    assert_eq!(
+        notes,
+        [
+            "note: 30 bars: the 19 largest by units,",
+            "      the other 11 added up as \"other\""
+        ]
+    );
+    // "other" (1,155) is longer than the scale of the rest: cut, with its value.
+    let other = text.lines().find(|l| l.starts_with("other")).unwrap();
+    assert!(other.contains("█»"), "{other}");
+    assert!(other.ends_with("1,155"), "{other}");
+    let top = text.lines().find(|l| l.starts_with("product 29")).unwrap();
+    assert!(!top.contains('»'), "{top}");
+}

@@ -19,7 +19,7 @@ pub const MAX_WIDTH: u16 = 160;
 /// `chart` as text `width` columns wide, ending in a newline.
 pub fn to_text(chart: &Chart, width: u16, look: Look) -> String {
     let width = width.clamp(MIN_WIDTH, MAX_WIDTH);
-    let notes = chart.notes.len() as u16;
+    let notes = super::note_lines(chart, width as usize).len() as u16;
     let height = 2 + body_rows(chart) + notes;
     let mut buf = Buffer::empty(Rect::new(0, 0, width, height));
     let bold = if look.color {

@@ -176,12 +176,9 @@ fn month_ticks(lo: f64, hi: f64, target: f64) -> Vec<f64> {
     let first = start.year() * 12 + start.month0() as i32;
     let mut index = first.div_euclid(step) * step;
     let mut out = Vec::new();
-    loop {
-        let Some(d) =
-            NaiveDate::from_ymd_opt(index.div_euclid(12), index.rem_euclid(12) as u32 + 1, 1)
-        else {
-            break;
-        };
+    while let Some(d) =
+        NaiveDate::from_ymd_opt(index.div_euclid(12), index.rem_euclid(12) as u32 + 1, 1)
+    {
         let secs = super::recording::date_seconds(&d);
         if secs > hi + 1e-6 {
             break;

@@ -192,29 +192,6 @@ pub fn first_words(sql: &str) -> String {
     }
 }
 
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn numbers_read_well() {
-        assert_eq!(thousands(1_234_567), "1,234,567");
-        assert_eq!(thousands(999), "999");
-        assert_eq!(rows(1), "1 row");
-        assert_eq!(rows(2_995), "2,995 rows");
-        assert_eq!(duration(Duration::from_millis(35)), "35 ms");
-        assert_eq!(duration(Duration::from_millis(2_140)), "2.1 s");
-        assert_eq!(duration(Duration::from_secs(65)), "1 min 05 s");
-        assert_eq!(size(48 * 1024 * 1024 + 10), "48 MB");
-        assert_eq!(size(512), "512 B");
-        assert_eq!(
-            first_words("SELECT a,\n   b FROM t WHERE x = 1"),
-            "SELECT a, b FROM t WHERE x = 1"
-        );
-        assert!(first_words(&"SELECT ".repeat(20)).ends_with('…'));
-    }
-}
-
 /// An indicator while a source is opened and its schema read (a server, a
 /// big schema): `connecting to db.internal…`, `opening shop…`. `None` when
 /// stderr is not a terminal or with `--quiet`.
@@ -237,4 +214,27 @@ pub fn opening(ctx: &crate::context::Context<'_>, source: Option<&str>) -> Optio
         Duration::from_millis(250),
         ctx.color_stderr(),
     ))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn numbers_read_well() {
+        assert_eq!(thousands(1_234_567), "1,234,567");
+        assert_eq!(thousands(999), "999");
+        assert_eq!(rows(1), "1 row");
+        assert_eq!(rows(2_995), "2,995 rows");
+        assert_eq!(duration(Duration::from_millis(35)), "35 ms");
+        assert_eq!(duration(Duration::from_millis(2_140)), "2.1 s");
+        assert_eq!(duration(Duration::from_secs(65)), "1 min 05 s");
+        assert_eq!(size(48 * 1024 * 1024 + 10), "48 MB");
+        assert_eq!(size(512), "512 B");
+        assert_eq!(
+            first_words("SELECT a,\n   b FROM t WHERE x = 1"),
+            "SELECT a, b FROM t WHERE x = 1"
+        );
+        assert!(first_words(&"SELECT ".repeat(20)).ends_with('…'));
+    }
 }

@@ -70,10 +70,7 @@ pub fn open_for_chat(
         .or_else(|| restored.as_ref().map(|s| s.data_source.clone()))
         .or_else(|| ctx.config.sources.default.clone());
     let opened = match wanted {
-        Some(name) => match {
-            let _waiting = super::progress::opening(ctx, Some(&name));
-            ctx.open_source(Some(&name), allow_write)
-        } {
+        Some(name) => match open_showing(ctx, &name, allow_write) {
             Ok(o) => o,
             Err(e) if source_arg.is_some() => return Err(e),
             Err(e) => {
@@ -113,4 +110,10 @@ fn pick_source(
             Err(e) => prompt.say(&format!("aiq: {e}")),
         }
     }
+}
+
+/// Opens `name` with an indicator while it takes.
+fn open_showing(ctx: &Context<'_>, name: &str, allow_write: bool) -> Result<Opened, AiqError> {
+    let _waiting = super::progress::opening(ctx, Some(name));
+    ctx.open_source(Some(name), allow_write)
 }

@@ -19,6 +19,10 @@
 #      PostgreSQL server is installed (Debian: postgresql); the script starts
 #      its own on 127.0.0.1 with a temp data dir and stops it afterwards;
 #   7. `aiq demo` from an empty $AIQ_HOME to the example tables (goal: < 1 s);
+#   8. a 1,000,000-row line chart to PNG and to SVG, whole process
+#      (`aiq FILE -e … --chart line --chart-out F.png`; goal: < 1 s, memory
+#      bounded), and in process (examples/bench_chart.rs) when that example is
+#      built next to the binary (cargo build --release --example bench_chart);
 #   6. `aiq schema` on a 2,000-table PostgreSQL database, same server: cold
 #      (`--refresh`, goal: < 300 ms) and warm (goal: < 20 ms).
 set -euo pipefail
@@ -167,6 +171,19 @@ hyperfine -N --warmup 1 --runs 10 --export-json "$work/demo.json" \
   -n "aiq demo" "env AIQ_HOME='$work/demohome' OLLAMA_HOST=127.0.0.1:9 AIQ_PROVIDER= AIQ_BASE_URL= AIQ_API_KEY= AIQ_MODEL= '$aiq' demo" >&2
 read -r t_demo <<<"$(result "$work/demo.json")"
 
+echo "8. a 1,000,000-row line chart to PNG and SVG" >&2
+chart_sql='SELECT created_at, amount FROM events'
+hyperfine -N --warmup 1 --runs 5 --export-json "$work/chart.json" \
+  -n "aiq --chart-out PNG" "'$aiq' '$work/rows.db' -e '$chart_sql' --chart line --chart-out '$work/chart.png'" \
+  -n "aiq --chart-out SVG" "'$aiq' '$work/rows.db' -e '$chart_sql' --chart line --chart-out '$work/chart.svg'" >&2
+read -r t_png t_svg <<<"$(result "$work/chart.json")"
+rss_chart=$( { /usr/bin/time -f '%M' "$aiq" "$work/rows.db" -e "$chart_sql" --chart line --chart-out "$work/chart.png" > /dev/null; } 2>&1 | tail -1)
+chart_line="not run (cargo build --release --example bench_chart)"
+bench_chart="$(dirname "$aiq")/examples/bench_chart"
+if [ -x "$bench_chart" ]; then
+  chart_line="$("$bench_chart" | tr '\n' ' ')"
+fi
+
 ratio=$(python3 -c "print(f'{$t_aiq/$t_sqlite:.2f}')")
 cat <<EOF
 
@@ -180,4 +197,6 @@ cat <<EOF
 | 1M rows from PostgreSQL to CSV (medians) | ${pg_line} | ≤ 1.5× psql |
 | \`aiq schema\`, 2,000 PostgreSQL tables (medians) | ${pg_schema_line} | < 300 ms cold, < 20 ms warm |
 | \`aiq demo\` from an empty home to the example tables (median) | ${t_demo} ms | < 1 s |
+| 1M-row line chart, whole process (SQLite reads the rows; median) | PNG ${t_png} ms, SVG ${t_svg} ms, peak RSS $((rss_chart / 1024)) MB | < 1 s, bounded |
+| 1M-row line chart in process (examples/bench_chart.rs) | ${chart_line} | < 1 s |
 EOF

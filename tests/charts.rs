@@ -7,6 +7,7 @@
 mod common;
 
 use std::path::{Path, PathBuf};
+use std::process::Output;
 
 use common::llm::{ModelServer, Reply};
 use common::{stderr_of, stdout_of, Sandbox};
@@ -17,6 +18,16 @@ const PER_MONTH: &str = "SELECT strftime('%Y-%m', ordered_at) AS month, round(su
 
 fn fenced(sql: &str) -> Reply {
     Reply::Text(format!("Here you go:\n```sql\n{sql}\n```\n"))
+}
+
+/// `aiq DB ARGS` in the sandbox, with `env` set.
+fn aiq(sb: &Sandbox, db: &Path, args: &[&str], env: &[(&str, &str)]) -> Output {
+    let mut cmd = sb.aiq();
+    cmd.arg(db).args(args);
+    for (k, v) in env {
+        cmd.env(k, v);
+    }
+    cmd.output().unwrap()
 }
 
 /// The demo shop, written by `aiq demo` into the sandbox's home.
@@ -30,13 +41,12 @@ fn demo_shop(sb: &Sandbox) -> PathBuf {
 fn dash_e_with_chart_draws_a_bar_chart_instead_of_the_table() {
     let sb = Sandbox::new();
     let db = sb.shop_sqlite();
-    let out = sb
-        .aiq()
-        .arg(&db)
-        .args(["-e", PER_COUNTRY, "--chart"])
-        .env("LANG", "C.UTF-8")
-        .output()
-        .unwrap();
+    let out = aiq(
+        &sb,
+        &db,
+        &["-e", PER_COUNTRY, "--chart"],
+        &[("LANG", "C.UTF-8")],
+    );
     assert_eq!(out.status.code(), Some(0), "{}", stderr_of(&out));
     assert_eq!(stderr_of(&out), "");
     let text = stdout_of(&out);
@@ -56,13 +66,12 @@ fn dash_e_with_chart_draws_a_bar_chart_instead_of_the_table() {
 fn a_kind_by_name_ascii_when_the_locale_is_not_utf8_and_the_width_is_80() {
     let sb = Sandbox::new();
     let db = sb.shop_sqlite();
-    let out = sb
-        .aiq()
-        .arg(&db)
-        .args(["-e", "SELECT total FROM orders", "--chart", "histogram"])
-        .env("LC_ALL", "C")
-        .output()
-        .unwrap();
+    let out = aiq(
+        &sb,
+        &db,
+        &["-e", "SELECT total FROM orders", "--chart", "histogram"],
+        &[("LC_ALL", "C")],
+    );
     assert_eq!(out.status.code(), Some(0), "{}", stderr_of(&out));
     let text = stdout_of(&out);
     assert!(text.is_ascii(), "{text}");
@@ -79,40 +88,40 @@ fn a_kind_by_name_ascii_when_the_locale_is_not_utf8_and_the_width_is_80() {
 fn a_result_that_cannot_be_charted_exits_1_with_one_line() {
     let sb = Sandbox::new();
     let db = sb.shop_sqlite();
-    let out = sb
-        .aiq()
-        .arg(&db)
-        .args(["-e", "SELECT name, country FROM customers", "--chart"])
-        .output()
-        .unwrap();
+    let out = aiq(
+        &sb,
+        &db,
+        &["-e", "SELECT name, country FROM customers", "--chart"],
+        &[],
+    );
     assert_eq!(out.status.code(), Some(1));
     assert!(out.stdout.is_empty());
     assert_eq!(
         stderr_of(&out),
         "aiq: cannot chart this result: it has no number column (a chart needs a count, a sum or another number)\n"
     );
-    let out = sb
-        .aiq()
-        .arg(&db)
-        .args(["-e", "SELECT name FROM customers WHERE 0", "--chart", "bar"])
-        .output()
-        .unwrap();
+    let out = aiq(
+        &sb,
+        &db,
+        &["-e", "SELECT name FROM customers WHERE 0", "--chart", "bar"],
+        &[],
+    );
     assert_eq!(out.status.code(), Some(1));
     assert_eq!(
         stderr_of(&out),
         "aiq: cannot chart this result: the result has no rows\n"
     );
-    let out = sb
-        .aiq()
-        .arg(&db)
-        .args([
+    let out = aiq(
+        &sb,
+        &db,
+        &[
             "-e",
             "SELECT country, count(*) AS n FROM customers GROUP BY 1",
             "--chart",
             "scatter",
-        ])
-        .output()
-        .unwrap();
+        ],
+        &[],
+    );
     assert_eq!(out.status.code(), Some(1));
     assert_eq!(
         stderr_of(&out),
@@ -171,12 +180,7 @@ fn png_facts(path: &Path) -> (u32, u32, usize) {
 fn flags_that_cannot_work_are_usage_errors() {
     let sb = Sandbox::new();
     let db = sb.shop_sqlite();
-    let out = sb
-        .aiq()
-        .arg(&db)
-        .args(["-e", "SELECT 1", "--chart-out", "x.jpg"])
-        .output()
-        .unwrap();
+    let out = aiq(&sb, &db, &["-e", "SELECT 1", "--chart-out", "x.jpg"], &[]);
     assert_eq!(out.status.code(), Some(2));
     assert!(
         stderr_of(&out).contains("give a file name ending in .svg or .png"),
@@ -193,24 +197,19 @@ fn flags_that_cannot_work_are_usage_errors() {
     assert_eq!(out.status.code(), Some(2));
     assert!(stderr_of(&out).contains("unknown chart kind 'pie'"));
     // --tui and the chat chart with /chart.
-    let out = sb
-        .aiq()
-        .arg(&db)
-        .args(["--tui", "--chart"])
-        .output()
-        .unwrap();
+    let out = aiq(&sb, &db, &["--tui", "--chart"], &[]);
     assert_eq!(out.status.code(), Some(2));
     assert_eq!(
         stderr_of(&out),
         "aiq: --chart and --chart-out draw the result of -q, -e or --lua; in the chat or the view, type /chart\n"
     );
     // A file that cannot be written: the query ran, the chart failed.
-    let out = sb
-        .aiq()
-        .arg(&db)
-        .args(["-e", PER_COUNTRY, "--chart-out", "no/such/dir/c.png"])
-        .output()
-        .unwrap();
+    let out = aiq(
+        &sb,
+        &db,
+        &["-e", PER_COUNTRY, "--chart-out", "no/such/dir/c.png"],
+        &[],
+    );
     assert_eq!(out.status.code(), Some(1));
     assert!(stderr_of(&out).starts_with("aiq: cannot write no/such/dir/c.png: "));
 }
@@ -296,24 +295,19 @@ fn a_big_result_is_reduced_and_says_so() {
     let sb = Sandbox::new();
     let db = sb.shop_sqlite();
     let sql = "WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < 300000) SELECT i AS step, (i * 7919) % 1000 AS v FROM n";
-    let out = sb
-        .aiq()
-        .arg(&db)
-        .args(["-e", sql, "--chart", "line"])
-        .output()
-        .unwrap();
+    let out = aiq(&sb, &db, &["-e", sql, "--chart", "line"], &[]);
     assert_eq!(out.status.code(), Some(0), "{}", stderr_of(&out));
     let text = stdout_of(&out);
     assert!(
         text.contains("note: 300,000 points downsampled to 1,000 per line (LTTB keeps the shape)"),
         "{text}"
     );
-    let out = sb
-        .aiq()
-        .arg(&db)
-        .args(["-e", &sql.replace("300000", "600000"), "--chart", "line"])
-        .output()
-        .unwrap();
+    let out = aiq(
+        &sb,
+        &db,
+        &["-e", &sql.replace("300000", "600000"), "--chart", "line"],
+        &[],
+    );
     assert_eq!(out.status.code(), Some(0), "{}", stderr_of(&out));
     let text = stdout_of(&out);
     assert!(

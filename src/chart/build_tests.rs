@@ -15,6 +15,18 @@ fn chart(columns: &[(&str, &str)], rows: Vec<Vec<Value>>, spec: &str) -> Chart {
     build(&recording(columns, rows), &ChartSpec::parse(spec).unwrap()).unwrap()
 }
 
+/// A bar chart's labels, series and whether the last bar is "other".
+fn bars(c: &Chart) -> (&[String], &[crate::chart::Series], bool) {
+    match &c.body {
+        Body::Bars {
+            labels,
+            series,
+            other,
+        } => (labels, series, *other),
+        _ => panic!("not bars: {c:?}"),
+    }
+}
+
 #[test]
 fn bars_keep_the_result_order_and_add_up_repeats() {
     let c = chart(
@@ -30,14 +42,7 @@ fn bars_keep_the_result_order_and_add_up_repeats() {
     );
     assert_eq!(c.kind, Kind::Bar);
     assert_eq!(c.title, "n by country");
-    let Body::Bars {
-        labels,
-        series,
-        other,
-    } = &c.body
-    else {
-        panic!("{c:?}")
-    };
+    let (labels, series, other) = bars(&c);
     assert!(!other);
     assert_eq!(labels, &["US", "DE", "NULL"]);
     assert_eq!(series[0].values, [6.0, -2.0, 4.0]);
@@ -56,14 +61,7 @@ fn ten_thousand_categories_become_the_top_ones_and_other() {
         .map(|i| vec![text(&format!("c{i}")), Value::Int(i)])
         .collect();
     let c = chart(&[("name", "TEXT"), ("n", "INTEGER")], rows, "");
-    let Body::Bars {
-        labels,
-        series,
-        other,
-    } = &c.body
-    else {
-        panic!()
-    };
+    let (labels, series, other) = bars(&c);
     assert!(other);
     assert_eq!(labels.len(), MAX_BARS);
     assert_eq!(labels[0], "c9999");

@@ -237,15 +237,23 @@ fn points<DB: DrawingBackend>(
         }
     }
     if series.len() > 1 {
-        cc.configure_series_labels()
-            .position(SeriesLabelPosition::UpperLeft)
-            .background_style(WHITE.mix(0.9))
-            .border_style(GRID)
-            .label_font(font(16.0, false).color(&INK))
-            .draw()
-            .map_err(fail)?;
+        legend(&mut cc, SeriesLabelPosition::UpperLeft)?;
     }
     Ok(())
+}
+
+/// The series' names and colours, in a box at `position`.
+fn legend<'a, DB: DrawingBackend + 'a>(
+    cc: &mut ChartContext<'a, DB, Coords>,
+    position: SeriesLabelPosition,
+) -> Result<()> {
+    cc.configure_series_labels()
+        .position(position)
+        .background_style(WHITE.mix(0.9))
+        .border_style(GRID)
+        .label_font(font(16.0, false).color(&INK))
+        .draw()
+        .map_err(fail)
 }
 
 /// Bounds and round key points for an x axis of `scale`.
@@ -340,13 +348,7 @@ fn bars<DB: DrawingBackend>(
         }
     }
     if series.len() > 1 {
-        cc.configure_series_labels()
-            .position(SeriesLabelPosition::LowerRight)
-            .background_style(WHITE.mix(0.9))
-            .border_style(GRID)
-            .label_font(font(16.0, false).color(&INK))
-            .draw()
-            .map_err(fail)?;
+        legend(&mut cc, SeriesLabelPosition::LowerRight)?;
     }
     Ok(())
 }

@@ -3,6 +3,7 @@
 
 use clap::{Args, Parser, Subcommand};
 
+use crate::agent::Mode;
 use crate::render::Format;
 
 const EXAMPLES: &str = "\
@@ -18,6 +19,9 @@ Examples:
   aiq sources add shop ./shop.db && aiq shop -e \"SELECT 1\"
   aiq schema shop                                                  # what aiq sees in a source
   aiq shop.db --allow-write --yes -e \"DELETE FROM carts WHERE stale\"
+  aiq shop.db --lua report.lua -f csv                              # run a Lua script (no model)
+  aiq shop.db --mode lua -q \"compare each country's revenue with last year\"
+  aiq logs --since 1d                                              # the Lua runs of the last day
 
 SOURCE is a .db/.sqlite/.sqlite3 (SQLite) or .duckdb/.ddb (DuckDB) file, a
 .csv/.tsv/.parquet/.json/.jsonl/.ndjson file or a folder of them, a
@@ -81,6 +85,15 @@ pub struct RunArgs {
     /// Answer yes to confirmations
     #[arg(short = 'y', long)]
     pub yes: bool,
+
+    /// Run a Lua script in the sandbox against SOURCE (no model); `-` reads it from stdin
+    #[arg(
+        long,
+        value_name = "FILE",
+        conflicts_with = "execute",
+        allow_hyphen_values = true
+    )]
+    pub lua: Option<String>,
 }
 
 /// Flags for asking questions.
@@ -91,10 +104,14 @@ pub struct AskArgs {
         short = 'q',
         long,
         value_name = "TEXT",
-        conflicts_with = "execute",
+        conflicts_with_all = ["execute", "lua"],
         allow_hyphen_values = true
     )]
     pub question: Option<String>,
+
+    /// What the model writes: sql (one statement) or lua (a program run in the sandbox)
+    #[arg(long, value_name = "MODE", value_parser = parse_mode)]
+    pub mode: Option<Mode>,
 
     /// Restore a saved session (chat), or answer one follow-up inside it (with -q)
     #[arg(short = 's', long, value_name = "FILE")]
@@ -187,6 +204,15 @@ pub enum Command {
         #[command(flatten)]
         model: ModelArgs,
     },
+    /// Show the audit log of Lua runs ($AIQ_HOME/logs)
+    Logs {
+        /// Only runs since then: a date (2026-01-26), a time (RFC 3339) or an age (90m, 12h, 7d)
+        #[arg(long, value_name = "WHEN")]
+        since: Option<String>,
+        /// Print the log lines as they are stored (JSON, one per run), e.g. for jq
+        #[arg(long)]
+        json: bool,
+    },
     /// Print a shell completion script
     Completions {
         /// bash, zsh, fish, powershell or elvish
@@ -246,6 +272,10 @@ fn parse_format(s: &str) -> Result<Format, String> {
     s.parse()
 }
 
+fn parse_mode(s: &str) -> Result<Mode, String> {
+    s.parse()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -284,5 +314,12 @@ mod tests {
         ));
         let e = Cli::try_parse_from(["aiq", "x.db", "-f", "xml"]).unwrap_err();
         assert_eq!(e.exit_code(), 2);
+        let cli = Cli::try_parse_from(["aiq", "x.db", "--lua", "-", "--mode", "lua"]).unwrap();
+        assert_eq!(cli.run.lua.as_deref(), Some("-"));
+        assert_eq!(cli.ask.mode, Some(Mode::Lua));
+        let e = Cli::try_parse_from(["aiq", "x.db", "--mode", "python"]).unwrap_err();
+        assert!(e.to_string().contains("choose sql or lua"), "{e}");
+        assert!(Cli::try_parse_from(["aiq", "x.db", "--lua", "a.lua", "-q", "x"]).is_err());
+        assert!(Cli::try_parse_from(["aiq", "x.db", "--lua", "a.lua", "-e", "x"]).is_err());
     }
 }

@@ -18,6 +18,7 @@ pub const COMMANDS: &[(&str, &str)] = &[
         "/format",
         "output format: /format table|csv|tsv|json|jsonl|markdown",
     ),
+    ("/mode", "what the model writes: /mode sql|lua"),
     (
         "/source",
         "switch data source (history kept): /source NAME_OR_PATH",
@@ -38,6 +39,8 @@ pub enum SlashCommand {
     Schema(Option<String>),
     Sql(String),
     Format(String),
+    /// `/mode` alone shows the mode.
+    Mode(Option<String>),
     Source(String),
     Exit,
     /// Not a command; the text says why and what was meant.
@@ -68,6 +71,7 @@ pub fn parse(line: &str) -> SlashCommand {
             "a format: table, csv, tsv, json, jsonl or markdown",
             SlashCommand::Format,
         ),
+        "/mode" => SlashCommand::Mode(arg()),
         "/source" => needs("a saved source name or a path", SlashCommand::Source),
         "/exit" | "/quit" => SlashCommand::Exit,
         _ => SlashCommand::Unknown(match nearest(name) {
@@ -117,6 +121,8 @@ mod tests {
         );
         assert_eq!(parse("/sql SELECT 1"), SlashCommand::Sql("SELECT 1".into()));
         assert_eq!(parse("/QUIT"), SlashCommand::Exit);
+        assert_eq!(parse("/mode lua"), SlashCommand::Mode(Some("lua".into())));
+        assert_eq!(parse("/mode"), SlashCommand::Mode(None));
         assert_eq!(
             parse("/format"),
             SlashCommand::Unknown(

@@ -1,13 +1,15 @@
 //! Front ends over the agent core: each is an [`crate::agent::EventSink`]
-//! plus the loop that feeds it lines — single-shot, direct SQL, the chat,
-//! and the channel sink a view on another thread uses — all over the same
-//! [`crate::agent::Conversation`] (or, for `-e`, the same statement runner).
+//! plus the loop that feeds it lines — single-shot, direct SQL, Lua scripts
+//! (`--lua`), the chat, and the channel sink a view on another thread uses —
+//! all over the same [`crate::agent::Conversation`] (or, for `-e` and
+//! `--lua`, the same statement runner and sandbox).
 
 pub mod channel;
 pub mod console;
 pub mod direct;
 pub mod oneshot;
 pub mod repl;
+pub mod script;
 pub mod sink;
 
 use std::io::Write;

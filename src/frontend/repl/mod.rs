@@ -16,7 +16,7 @@ use self::helper::{joined, ChatHelper};
 use super::console::Console;
 use super::sink::{is_yes, CollectOptions, Collector};
 use super::stderr_line;
-use crate::agent::{Confirmation, Conversation, EventSink, Flow, Keep, Opened};
+use crate::agent::{Confirmation, Conversation, EventSink, Flow, Keep, Mode, Opened};
 use crate::cli::{AskArgs, RunArgs};
 use crate::context::{render_options, Context};
 use crate::error::AiqError;
@@ -150,7 +150,10 @@ struct Chat<'a> {
 impl Chat<'_> {
     fn run_loop(&mut self, history_file: &std::path::Path) {
         loop {
-            let prompt = format!("aiq[{}]> ", self.conversation.label());
+            let prompt = match self.conversation.mode() {
+                Mode::Sql => format!("aiq[{}]> ", self.conversation.label()),
+                Mode::Lua => format!("aiq[{} lua]> ", self.conversation.label()),
+            };
             let input = match self.editor.readline(&prompt) {
                 Ok(line) => joined(&line),
                 Err(ReadlineError::Interrupted) => continue,

@@ -17,7 +17,12 @@
 #      same table, same run (goal: aiq <= 1.5x psql's wall time), when a
 #      PostgreSQL server is installed (Debian: postgresql); the script starts
 #      its own on 127.0.0.1 with a temp data dir and stops it afterwards;
-#   6. `aiq schema` on a 2,000-table PostgreSQL database, same server.
+#   6. `aiq schema` on a 2,000-table PostgreSQL database, same server;
+#   7. the Lua sandbox: 100,000 rows into a program (`--lua`) against the
+#      same rows to CSV (`-e`), whole processes (goal: < 2×), and, when
+#      built next to the binary (cargo build --release --example bench_lua),
+#      the in-process figures: sandbox start to first statement (goal:
+#      < 5 ms) and the `aiq.query` call itself.
 set -euo pipefail
 
 root="$(cd "$(dirname "$0")/.." && pwd)"
@@ -156,6 +161,18 @@ SQL
   pg_schema_line="${t_pg_schema} ms ($("$aiq" schema "postgres://postgres@127.0.0.1:$pgport/wide" | grep -c '^table ') tables)"
 fi
 
+echo "7. Lua: 100,000 rows into a program vs to CSV" >&2
+mkdir -p "$AIQ_HOME"
+echo 'local rows = aiq.query("SELECT * FROM events LIMIT 100000") assert(#rows == 100000)' > "$work/rows.lua"
+hyperfine --warmup 1 --runs 10 --export-json "$work/lua.json" \
+  -n "aiq -e, CSV" "'$aiq' '$work/rows.db' -e 'SELECT * FROM events LIMIT 100000' -f csv > /dev/null" \
+  -n "aiq --lua" "'$aiq' '$work/rows.db' --lua '$work/rows.lua'" >&2
+read -r t_lua_csv t_lua <<<"$(result "$work/lua.json")"
+lua_ratio=$(python3 -c "print(f'{$t_lua/$t_lua_csv:.2f}')")
+lua_inproc="not run (cargo build --release --example bench_lua)"
+bench_lua="$(dirname "$aiq")/examples/bench_lua"
+[ -x "$bench_lua" ] && lua_inproc="$("$bench_lua" | tr '\n' ' ')"
+
 ratio=$(python3 -c "print(f'{$t_aiq/$t_sqlite:.2f}')")
 cat <<EOF
 
@@ -168,4 +185,6 @@ cat <<EOF
 | 10 MB session file | ${session_line} | < 50 ms each |
 | 1M rows from PostgreSQL to CSV (medians) | ${pg_line} | ≤ 1.5× psql |
 | \`aiq schema\`, 2,000 PostgreSQL tables (median) | ${pg_schema_line} | — |
+| 100,000 rows × 6 columns into a Lua program (\`--lua\`) vs to CSV (\`-e\`), whole processes (medians) | ${t_lua} ms vs ${t_lua_csv} ms (${lua_ratio}×) | < 2× |
+| Lua sandbox, in-process (examples/bench_lua.rs) | ${lua_inproc} | start < 5 ms; < 2× |
 EOF

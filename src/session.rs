@@ -467,7 +467,11 @@ mod tests {
         assert_eq!(raw["messages"][3]["row_count"], 2);
         assert!(raw["messages"][1].get("lua").is_none());
         let back = Session::load(&p).unwrap();
-        assert_eq!(back.messages[3], s.messages[3]);
+        let (b, m) = (&back.messages[3], &s.messages[3]);
+        assert_eq!(
+            (&b.lua, &b.output, b.row_count, &b.preview),
+            (&m.lua, &m.output, m.row_count, &m.preview)
+        );
         assert!(
             transcript(&back.messages).contains("    lua:\n      print(1)\n    output:\n      1\n")
         );

@@ -323,7 +323,13 @@ fn sql_only_prints_the_program_and_runs_nothing() {
     let server = ModelServer::start(vec![lua_block(PROGRAM)]);
     sb.aiq_with(&server, "openai")
         .arg(&db)
-        .args(["--mode", "lua", "--sql-only", "-q", "customers per country?"])
+        .args([
+            "--mode",
+            "lua",
+            "--sql-only",
+            "-q",
+            "customers per country?",
+        ])
         .assert()
         .success()
         .stdout(format!("{PROGRAM}\n"));

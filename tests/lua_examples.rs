@@ -9,21 +9,6 @@ use std::process::Command;
 
 use common::{stderr_of, stdout_of, Sandbox};
 
-/// `cargo test` builds the examples next to the test binaries.
-fn generator() -> PathBuf {
-    let exe = std::env::current_exe().expect("test binary path");
-    let dir = exe.parent().and_then(|d| d.parent()).expect("target dir");
-    let path = dir
-        .join("examples")
-        .join(format!("demo_shop{}", std::env::consts::EXE_SUFFIX));
-    assert!(
-        path.exists(),
-        "{} is missing: run the whole suite with `cargo test` (or `bash .ci/test`), which builds the examples",
-        path.display()
-    );
-    path
-}
-
 fn script(name: &str) -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR"))
         .join("examples/lua")
@@ -58,7 +43,10 @@ fn report(sb: &Sandbox, demo: &Path, name: &str) -> String {
 fn every_example_prints_its_report_on_both_engines() {
     let sb = Sandbox::new();
     let demo = sb.path().join("demo");
-    let status = Command::new(generator()).arg(&demo).output().unwrap();
+    let status = Command::new(common::demo_shop_generator())
+        .arg(&demo)
+        .output()
+        .unwrap();
     assert!(status.status.success());
 
     let monthly = report(&sb, &demo, "monthly_revenue.lua");

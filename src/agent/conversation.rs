@@ -361,10 +361,7 @@ impl Conversation {
             return Event::Listing(text);
         }
         let near = catalog
-            .tables
-            .iter()
-            .map(|t| t.name.as_str())
-            .min_by_key(|n| strsim::levenshtein(&n.to_lowercase(), &name.to_lowercase()))
+            .nearest(name)
             .map(|n| format!("; did you mean {n}?"))
             .unwrap_or_default();
         Event::CommandFailed(format!("no table named {name}{near}"))

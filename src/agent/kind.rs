@@ -115,6 +115,20 @@ pub trait AnswerKind: Send {
     ) -> HistoryMessage;
 }
 
+/// A tool that takes one text argument: `(name, what it holds)`.
+pub fn text_tool(name: &str, description: &str, argument: (&str, &str)) -> ToolDef {
+    let (key, what) = argument;
+    ToolDef {
+        name: name.into(),
+        description: description.into(),
+        parameters: serde_json::json!({
+            "type": "object",
+            "properties": {key: {"type": "string", "description": what}},
+            "required": [key],
+        }),
+    }
+}
+
 /// SQL answers: one statement, through the statement runner.
 pub struct SqlAnswers;
 
@@ -138,17 +152,11 @@ impl AnswerKind for SqlAnswers {
     }
 
     fn tool(&self) -> ToolDef {
-        ToolDef {
-            name: RUN_SQL.into(),
-            description:
-                "Run one SQL statement against the user's database and show the result to the user."
-                    .into(),
-            parameters: serde_json::json!({
-                "type": "object",
-                "properties": {"sql": {"type": "string", "description": "exactly one SQL statement"}},
-                "required": ["sql"],
-            }),
-        }
+        text_tool(
+            RUN_SQL,
+            "Run one SQL statement against the user's database and show the result to the user.",
+            ("sql", "exactly one SQL statement"),
+        )
     }
 
     fn extract(&self, text: &str, calls: &[ToolCall]) -> Option<Found> {

@@ -12,7 +12,10 @@ pub mod repl;
 pub mod script;
 pub mod sink;
 
-use std::io::Write;
+use std::io::{self, Write};
+
+use crate::agent::{AgentError, Answer};
+use crate::error::AiqError;
 
 /// Writes one line of diagnostics to stderr. A closed or broken stderr is
 /// ignored: diagnostics never make aiq fail or panic.
@@ -20,4 +23,23 @@ pub fn stderr_line(text: &str) {
     let mut err = std::io::stderr().lock();
     let _ = writeln!(err, "{text}");
     let _ = err.flush();
+}
+
+/// How a run that wrote its result to stdout ends: the turn's error (130
+/// after Ctrl-C), else a failed flush of the output — a closed pipe is no
+/// failure.
+pub fn finished(
+    result: Result<Answer, AgentError>,
+    flushed: io::Result<()>,
+) -> Result<(), AiqError> {
+    match result {
+        Ok(_) => match flushed {
+            Err(e) if e.kind() != io::ErrorKind::BrokenPipe => {
+                Err(AiqError::Query(format!("cannot write the result: {e}")))
+            }
+            _ => Ok(()),
+        },
+        Err(_) if crate::interrupt::interrupted() => Err(AiqError::Interrupted),
+        Err(e) => Err(e.into()),
+    }
 }

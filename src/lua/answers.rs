@@ -6,8 +6,8 @@
 
 use super::audit::AuditInfo;
 use super::sandbox::{run, LuaFailure, Program, RunEnv};
-use crate::agent::extract::{fenced_blocks, Found};
-use crate::agent::kind::{AnswerKind, Mode, RunContext, RunFailure};
+use crate::agent::extract::{fenced_blocks, tool_argument, Found};
+use crate::agent::kind::{text_tool, AnswerKind, Mode, RunContext, RunFailure};
 use crate::agent::prompt::{access_rule, idioms, PromptFacts};
 use crate::agent::runner::Ran;
 use crate::agent::{AgentError, HistoryMessage};
@@ -66,15 +66,11 @@ impl AnswerKind for LuaAnswers {
     }
 
     fn tool(&self) -> ToolDef {
-        ToolDef {
-            name: RUN_LUA.into(),
-            description: "Run a Lua program in aiq's sandbox against the user's database and show its output and result table to the user.".into(),
-            parameters: serde_json::json!({
-                "type": "object",
-                "properties": {"code": {"type": "string", "description": "the Lua 5.4 program"}},
-                "required": ["code"],
-            }),
-        }
+        text_tool(
+            RUN_LUA,
+            "Run a Lua program in aiq's sandbox against the user's database and show its output and result table to the user.",
+            ("code", "the Lua 5.4 program"),
+        )
     }
 
     fn extract(&self, text: &str, calls: &[ToolCall]) -> Option<Found> {
@@ -166,14 +162,11 @@ pub fn failure(f: LuaFailure) -> RunFailure {
 /// The program in an answer: a `run_lua` tool call, a ```lua block, or an
 /// unlabelled block that uses the `aiq` API.
 pub fn find_lua(text: &str, calls: &[ToolCall]) -> Option<Found> {
-    for call in calls.iter().filter(|c| c.name == RUN_LUA) {
-        let args: serde_json::Value = serde_json::from_str(&call.arguments).ok()?;
-        if let Some(code) = args["code"].as_str().filter(|s| !s.trim().is_empty()) {
-            return Some(Found {
-                code: code.trim().to_string(),
-                tool_call_id: Some(call.id.clone()),
-            });
-        }
+    if let Some((code, id)) = tool_argument(calls, RUN_LUA, "code") {
+        return Some(Found {
+            code: code.trim().to_string(),
+            tool_call_id: Some(id),
+        });
     }
     let blocks = fenced_blocks(text);
     blocks

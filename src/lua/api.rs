@@ -56,12 +56,7 @@ pub struct ShownTable {
 
 /// The host's state during one run.
 pub struct Host<'a> {
-    pub source: &'a dyn DataSource,
-    pub catalog: &'a Catalog,
-    pub policy: Policy,
-    pub sink: &'a mut dyn EventSink,
-    pub limits: &'a LuaConfig,
-    pub(super) workdir: &'a Path,
+    pub env: HostEnv<'a>,
     pub(super) stopper: Stopper,
     /// Host calls for the audit log (at most [`MAX_CALLS`]).
     pub calls: Vec<Call>,
@@ -169,12 +164,7 @@ pub(super) fn text_arg(v: &LuaValue) -> Option<String> {
 impl<'a> Host<'a> {
     pub fn new(env: HostEnv<'a>, stopper: Stopper) -> Self {
         Host {
-            source: env.source,
-            catalog: env.catalog,
-            policy: env.policy,
-            sink: env.sink,
-            limits: env.limits,
-            workdir: env.workdir,
+            env,
             stopper,
             calls: Vec::new(),
             calls_omitted: 0,
@@ -191,7 +181,7 @@ impl<'a> Host<'a> {
 
     /// Shows an event; a failed sink stops the run.
     pub(super) fn event(&mut self, event: Event) -> mlua::Result<()> {
-        self.sink.event(event).map_err(|e| {
+        self.env.sink.event(event).map_err(|e| {
             self.sink_error = Some(e);
             self.stop(Stop::Sink)
         })
@@ -213,7 +203,7 @@ impl<'a> Host<'a> {
     }
 
     pub(super) fn memory_bytes(&self) -> u64 {
-        self.limits.memory_mb.saturating_mul(1024 * 1024)
+        self.env.limits.memory_mb.saturating_mul(1024 * 1024)
     }
 
     fn record(&mut self, call: Call) {
@@ -245,7 +235,7 @@ impl<'a> Host<'a> {
         };
         let bytes = text.as_bytes();
         self.output_bytes = self.output_bytes.saturating_add(bytes.len() as u64);
-        if self.output_bytes > self.limits.max_output_kb.saturating_mul(1024) {
+        if self.output_bytes > self.env.limits.max_output_kb.saturating_mul(1024) {
             return Err(self.stop(Stop::Output));
         }
         let text = String::from_utf8_lossy(&bytes).into_owned();
@@ -272,27 +262,31 @@ impl<'a> Host<'a> {
         };
         let sql = match convert::params(&params) {
             Ok(None) => sql,
-            Ok(Some(p)) => match params::bind(&sql, self.source.dialect(), &p) {
+            Ok(Some(p)) => match params::bind(&sql, self.env.source.dialect(), &p) {
                 Ok(bound) => bound,
                 Err(m) => return fail(lua, &format!("aiq.query: {m}")),
             },
             Err(m) => return fail(lua, &format!("aiq.query: {m}")),
         };
         self.calling("query", &sql)?;
-        let left = self.limits.max_total_rows.saturating_sub(self.total_rows);
-        let (max, limit) = if self.limits.max_rows <= left {
-            (self.limits.max_rows, Stop::Rows)
+        let left = self
+            .env
+            .limits
+            .max_total_rows
+            .saturating_sub(self.total_rows);
+        let (max, limit) = if self.env.limits.max_rows <= left {
+            (self.env.limits.max_rows, Stop::Rows)
         } else {
             (left, Stop::TotalRows)
         };
         let mut rows = LuaRows::new(lua, max, limit);
         let started = Instant::now();
         let result = run_statement_for(
-            self.source,
+            self.env.source,
             &sql,
-            self.policy,
+            self.env.policy,
             self.stopper.token(),
-            &mut *self.sink,
+            &mut *self.env.sink,
             &mut rows,
         );
         let mut call = Call {
@@ -371,6 +365,7 @@ impl<'a> Host<'a> {
     fn tables(&mut self, lua: &Lua) -> Reply {
         self.calling("tables", "")?;
         let names: Vec<&str> = self
+            .env
             .catalog
             .tables
             .iter()
@@ -399,13 +394,11 @@ impl<'a> Host<'a> {
             table: Some(name.clone()),
             ..Call::default()
         };
-        let Some(table) = self.catalog.table(&name) else {
+        let Some(table) = self.env.catalog.table(&name) else {
             let near = self
+                .env
                 .catalog
-                .tables
-                .iter()
-                .map(|t| t.name.as_str())
-                .min_by_key(|n| strsim::levenshtein(&n.to_lowercase(), &name.to_lowercase()))
+                .nearest(&name)
                 .map(|n| format!("; did you mean {n}?"))
                 .unwrap_or_default();
             let message = format!("no table named {name}{near}");
@@ -437,7 +430,7 @@ impl<'a> Host<'a> {
             _ => return fail(lua, "aiq.table: the columns must be a list of names"),
         };
         let elapsed = self.started.elapsed();
-        let mut emit = |e: Event| self.sink.event(e);
+        let mut emit = |e: Event| self.env.sink.event(e);
         match result::show(&rows, columns, elapsed, &mut emit) {
             Ok(Ok(shown)) => {
                 self.shown = Some(shown);

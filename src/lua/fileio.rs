@@ -31,7 +31,7 @@ impl Host<'_> {
             path: Some(path.clone()),
             ..Call::default()
         };
-        let read = files::readable(self.workdir, &path).and_then(|full| {
+        let read = files::readable(self.env.workdir, &path).and_then(|full| {
             let size = std::fs::metadata(&full).map(|m| m.len()).unwrap_or(0);
             if size > self.memory_bytes() {
                 return Ok(None);
@@ -91,7 +91,7 @@ impl Host<'_> {
     }
 
     fn write_checked(&mut self, path: &str, bytes: &[u8]) -> mlua::Result<Result<(), String>> {
-        if !self.policy.allow_write {
+        if !self.env.policy.allow_write {
             let message = "refused: aiq.write_file writes a file and aiq is read-only by default (run with --allow-write to allow it, plus --yes in scripts)".to_string();
             self.refusal = Some(Refusal {
                 message: message.clone(),
@@ -99,14 +99,14 @@ impl Host<'_> {
             });
             return Ok(Err(message));
         }
-        let full = match files::writable(self.workdir, path) {
+        let full = match files::writable(self.env.workdir, path) {
             Ok(full) => full,
             Err(m) => return Ok(Err(m)),
         };
         let detail = Some(format!("{path} ({} bytes)", bytes.len()));
         let token = self.stopper.token().clone();
         let asked = PendingAnswer::ask(
-            &mut *self.sink,
+            &mut *self.env.sink,
             &token,
             ConfirmKind::Write,
             "Write this file?",

@@ -134,7 +134,7 @@ pub fn run(program: &Program<'_>, env: RunEnv<'_>) -> Result<RunReport, LuaFailu
     if let Some(info) = env.audit {
         let logged = log(info, &host, &outcome, started, env.source, program, elapsed);
         if let Err(e) = logged {
-            let _ = host.sink.event(Event::Warning(format!(
+            let _ = host.env.sink.event(Event::Warning(format!(
                 "cannot write the audit log in {}: {e}; the run went on",
                 crate::home::logs_dir(&info.home).display()
             )));

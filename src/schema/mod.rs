@@ -60,6 +60,15 @@ impl Catalog {
             .find(|t| t.name.eq_ignore_ascii_case(name))
     }
 
+    /// The table whose name is closest to `name` (for "did you mean …?").
+    pub fn nearest(&self, name: &str) -> Option<&str> {
+        let lower = name.to_lowercase();
+        self.tables
+            .iter()
+            .map(|t| t.name.as_str())
+            .min_by_key(|n| strsim::levenshtein(&n.to_lowercase(), &lower))
+    }
+
     /// The compact text form of every table (see [`Table::render`]).
     pub fn render(&self) -> String {
         let mut out = String::new();

@@ -53,6 +53,7 @@ impl EventSink for Clock {
                         max_rows: None,
                         color: false,
                         width: None,
+                        count_budget: None,
                     },
                 );
                 r.columns(&c)?;

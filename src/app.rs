@@ -9,7 +9,7 @@ use crate::commands;
 use crate::config::Config;
 use crate::context::Context;
 use crate::error::AiqError;
-use crate::frontend::{direct, oneshot, repl, script};
+use crate::frontend::{direct, oneshot, repl, script, tui};
 
 /// Runs aiq with the process arguments and environment; returns the exit code.
 pub fn main() -> i32 {
@@ -20,13 +20,15 @@ pub fn main() -> i32 {
             return e.exit_code();
         }
     };
-    init_tracing(cli.global.verbose);
+    // Diagnostics on stderr would draw over the full-screen view.
+    init_tracing(if cli.tui { 0 } else { cli.global.verbose });
+    crate::cleanup::install_signal_handlers();
     let env = |key: &str| std::env::var(key).ok();
     match run(cli, &env) {
         Ok(()) => 0,
         Err(AiqError::Reported(code)) => code,
         Err(e) => {
-            eprintln!("aiq: {e}");
+            crate::error::stderr_line(&format!("aiq: {e}"));
             e.exit_code()
         }
     }
@@ -36,7 +38,7 @@ pub fn main() -> i32 {
 pub fn run(cli: Cli, env: &dyn Fn(&str) -> Option<String>) -> Result<(), AiqError> {
     let config = Config::load(env)?;
     for warning in &config.warnings {
-        eprintln!("aiq: warning: {warning}");
+        crate::error::stderr_line(&format!("aiq: warning: {warning}"));
     }
     let ctx = Context {
         config: &config,
@@ -50,6 +52,7 @@ pub fn run(cli: Cli, env: &dyn Fn(&str) -> Option<String>) -> Result<(), AiqErro
         Some(command) => commands::dispatch(&ctx, command),
         None if cli.run.execute.is_some() => direct::run(&ctx, cli.source.as_deref(), &cli.run),
         None if cli.run.lua.is_some() => script::run(&ctx, cli.source.as_deref(), &cli.run),
+        None if cli.tui => tui::run(&ctx, cli.source.as_deref(), &cli.run, &cli.ask),
         None => match oneshot::question(&cli.ask)? {
             Some(q) => oneshot::run(&ctx, cli.source.as_deref(), &cli.run, &cli.ask, &q),
             None => repl::run(&ctx, cli.source.as_deref(), &cli.run, &cli.ask),

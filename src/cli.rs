@@ -9,6 +9,7 @@ use crate::render::Format;
 const EXAMPLES: &str = "\
 Examples:
   aiq shop.db                                   # chat (on a terminal)
+  aiq shop.db --tui                             # full-screen view
   aiq -s ~/.aiqconfig/session_20260126100000.json   # continue a saved chat
   aiq shop.db -q \"how many customers per country?\"
   echo \"top 5 products by revenue\" | aiq shop.db -f json
@@ -48,6 +49,10 @@ pub struct Cli {
     #[arg(value_name = "SOURCE")]
     pub source: Option<String>,
 
+    /// Full-screen view: conversation, result grid and log at once
+    #[arg(long, conflicts_with_all = ["question", "execute", "lua"])]
+    pub tui: bool,
+
     #[command(flatten)]
     pub run: RunArgs,
 
@@ -75,7 +80,7 @@ pub struct RunArgs {
     pub format: Option<Format>,
 
     /// Rows shown in table/markdown output (default 100); limits every format when given
-    #[arg(long, value_name = "N")]
+    #[arg(long, value_name = "N", allow_hyphen_values = true, value_parser = parse_count)]
     pub max_rows: Option<usize>,
 
     /// Allow statements that change data (each is confirmed; scripts also need --yes)
@@ -126,7 +131,7 @@ pub struct AskArgs {
     pub show_sql: bool,
 
     /// Question/answer pairs kept in the prompt (default 20)
-    #[arg(long, value_name = "N")]
+    #[arg(long, value_name = "N", allow_hyphen_values = true, value_parser = parse_count)]
     pub history_limit: Option<usize>,
 
     #[command(flatten)]
@@ -172,6 +177,10 @@ pub struct GlobalArgs {
     #[arg(long, global = true)]
     pub no_color: bool,
 
+    /// No running indicator, counters or footers on stderr
+    #[arg(long, global = true)]
+    pub quiet: bool,
+
     /// More diagnostics on stderr (-vv for debug detail)
     #[arg(short = 'v', long, action = clap::ArgAction::Count, global = true)]
     pub verbose: u8,
@@ -184,6 +193,9 @@ pub enum Command {
         /// Data source (default: the default saved source)
         #[arg(value_name = "SOURCE")]
         source: Option<String>,
+        /// Read the schema from the source again instead of the cache
+        #[arg(long)]
+        refresh: bool,
     },
     /// List saved sessions; `show FILE`, `rm FILE`
     Sessions {
@@ -212,6 +224,17 @@ pub enum Command {
         /// Print the log lines as they are stored (JSON, one per run), e.g. for jq
         #[arg(long)]
         json: bool,
+    },
+    /// Write the demo shop, save it as the source `demo` and open a chat on
+    /// it (or, without a model, show example results and how to connect one)
+    Demo {
+        /// Write the demo shop again
+        #[arg(long)]
+        reset: bool,
+        #[command(flatten)]
+        run: RunArgs,
+        #[command(flatten)]
+        ask: AskArgs,
     },
     /// Print a shell completion script
     Completions {
@@ -276,6 +299,13 @@ fn parse_mode(s: &str) -> Result<Mode, String> {
     s.parse()
 }
 
+/// A count of rows or pairs: a whole number, 0 or more.
+fn parse_count(s: &str) -> Result<usize, String> {
+    s.trim()
+        .parse::<usize>()
+        .map_err(|_| format!("'{s}' is not a count: give a whole number, 0 or more"))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -303,6 +333,15 @@ mod tests {
         assert_eq!(cli.run.execute.as_deref(), Some("SELECT 1"));
         assert_eq!(cli.run.format, Some(Format::Json));
         assert_eq!(cli.run.max_rows, Some(5));
+        for bad in ["-1", "abc", "2.5"] {
+            let e = Cli::try_parse_from(["aiq", "x.db", "--max-rows", bad]).unwrap_err();
+            let text = e.to_string();
+            assert!(
+                text.contains("is not a count: give a whole number, 0 or more"),
+                "{text}"
+            );
+            assert!(!text.contains("-- -1"), "{text}");
+        }
     }
 
     #[test]
@@ -321,5 +360,12 @@ mod tests {
         assert!(e.to_string().contains("choose sql or lua"), "{e}");
         assert!(Cli::try_parse_from(["aiq", "x.db", "--lua", "a.lua", "-q", "x"]).is_err());
         assert!(Cli::try_parse_from(["aiq", "x.db", "--lua", "a.lua", "-e", "x"]).is_err());
+        let e = Cli::try_parse_from(["aiq", "x.db", "--tui", "-q", "why?"]).unwrap_err();
+        assert_eq!(e.exit_code(), 2);
+        assert!(
+            Cli::try_parse_from(["aiq", "-s", "s.json", "--tui"])
+                .unwrap()
+                .tui
+        );
     }
 }

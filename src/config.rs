@@ -192,7 +192,8 @@ impl Config {
         };
         opt(&mut llm, "provider", &self.llm.provider);
         opt(&mut llm, "model", &self.llm.model);
-        opt(&mut llm, "base_url", &self.llm.base_url);
+        let base_url = self.llm.base_url.as_deref().map(crate::redact::redact_url);
+        opt(&mut llm, "base_url", &base_url);
         if self.llm.api_key.is_some() {
             llm["api_key"] = toml_edit::value("********");
         }

@@ -51,9 +51,16 @@ impl Context<'_> {
         query_timeout(self.config)
     }
 
-    /// Resolves (SOURCE or the default), opens and introspects a source.
+    /// Resolves (SOURCE or the default), opens a source and reads its
+    /// catalog (from the cache when the source has not changed).
     pub fn open_source(&self, arg: Option<&str>, allow_write: bool) -> Result<Opened, AiqError> {
-        open_named(self.config, arg, allow_write)
+        open_named(self.config, arg, allow_write, false)
+    }
+
+    /// [`Context::open_source`], reading the catalog afresh (`aiq schema
+    /// --refresh`); the cache keeps the new one.
+    pub fn open_source_fresh(&self, arg: Option<&str>) -> Result<Opened, AiqError> {
+        open_named(self.config, arg, false, true)
     }
 
     /// Opens sources for `/source`, with the same settings.
@@ -133,14 +140,19 @@ fn query_timeout(config: &Config) -> Duration {
 
 /// Resolves, opens and introspects a source, and names it for people and
 /// for session files.
-fn open_named(config: &Config, arg: Option<&str>, allow_write: bool) -> Result<Opened, AiqError> {
+fn open_named(
+    config: &Config,
+    arg: Option<&str>,
+    allow_write: bool,
+    refresh: bool,
+) -> Result<Opened, AiqError> {
     let resolved = resolve(config, arg)?;
     let options = OpenOptions {
         allow_write,
         timeout: query_timeout(config),
     };
-    let source = source::open(&resolved.spec, options).map_err(source_error)?;
-    let catalog = source.introspect().map_err(source_error)?;
+    let source = open_spec(&resolved, options)?;
+    let catalog = catalog_of(&config.home, &resolved, source.as_ref(), refresh)?;
     let name = resolved.label;
     let (session_name, label) = if name.contains("://") {
         let shown = strip_password(&name);
@@ -166,6 +178,42 @@ fn open_named(config: &Config, arg: Option<&str>, allow_write: bool) -> Result<O
     })
 }
 
+/// The source's catalog: from the cache when its fingerprint is the one
+/// taken now, else read from the source (and kept for next time).
+fn catalog_of(
+    home: &Path,
+    resolved: &Resolved,
+    source: &dyn crate::source::DataSource,
+    refresh: bool,
+) -> Result<crate::schema::Catalog, AiqError> {
+    use crate::schema::cache;
+    let key = resolved.spec.identity().zip(source.fingerprint());
+    if let (Some((identity, fingerprint)), false) = (&key, refresh) {
+        if let Some(catalog) = cache::load(home, identity, fingerprint) {
+            tracing::info!("catalog of {identity} from the cache");
+            return Ok(catalog);
+        }
+    }
+    let catalog = source.introspect().map_err(source_error)?;
+    if let Some((identity, fingerprint)) = &key {
+        cache::store(home, identity, fingerprint, &catalog);
+    }
+    Ok(catalog)
+}
+
+/// Opens a resolved source; what the user should know about it (a skipped
+/// data file) goes to stderr.
+pub fn open_spec(
+    resolved: &Resolved,
+    options: OpenOptions,
+) -> Result<Box<dyn crate::source::DataSource>, AiqError> {
+    let source = source::open(&resolved.spec, options).map_err(source_error)?;
+    for warning in source.warnings() {
+        crate::error::stderr_line(&format!("aiq: warning: {warning}"));
+    }
+    Ok(source)
+}
+
 /// `/source` for a conversation: the config it was started with.
 struct ConfigOpener {
     config: Config,
@@ -174,7 +222,7 @@ struct ConfigOpener {
 
 impl SourceOpener for ConfigOpener {
     fn open(&self, name: &str) -> Result<Opened, String> {
-        open_named(&self.config, Some(name), self.allow_write).map_err(|e| e.to_string())
+        open_named(&self.config, Some(name), self.allow_write, false).map_err(|e| e.to_string())
     }
 }
 
@@ -207,6 +255,7 @@ pub fn render_options(ctx: &Context<'_>, args: &RunArgs, format: Format) -> Rend
         max_rows,
         color: ctx.color(),
         width,
+        count_budget: Some(crate::render::COUNT_BUDGET),
     }
 }
 

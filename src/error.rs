@@ -76,6 +76,15 @@ impl From<crate::agent::AgentError> for AiqError {
     }
 }
 
+/// Writes one line of diagnostics to stderr. A closed or broken stderr is
+/// ignored: diagnostics never make aiq fail or panic (`eprintln!` would).
+pub fn stderr_line(text: &str) {
+    use std::io::Write;
+    let mut err = std::io::stderr().lock();
+    let _ = writeln!(err, "{text}");
+    let _ = err.flush();
+}
+
 /// Shorthand for results that end in an [`AiqError`].
 pub type Result<T, E = AiqError> = std::result::Result<T, E>;
 

@@ -8,6 +8,7 @@
 //!   input_history                 the chat's line-editor history
 //!   logs/                         0700, the audit log (SPEC §8)
 //!     YYYY-MM-DD.jsonl            0600, one JSON line per Lua run (UTC date)
+//!   cache/catalog-KEY.bin         0600, schemas as last read (see schema::cache)
 //! ```
 //!
 //! Every file aiq writes here goes through [`write_atomic`]: a temporary
@@ -92,6 +93,11 @@ pub fn append_line(path: &Path, line: &str) -> std::io::Result<()> {
     bytes.extend_from_slice(line.as_bytes());
     bytes.push(b'\n');
     file.write_all(&bytes)
+}
+
+/// Where cached catalogs live.
+pub fn cache_dir(home: &Path) -> PathBuf {
+    home.join("cache")
 }
 
 /// True for a session file's name (`session_*.json`).

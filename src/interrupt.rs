@@ -21,7 +21,8 @@ pub fn install() {
             Some(handle) => handle.cancel(),
             None if KEEP_RUNNING.load(Ordering::SeqCst) => {}
             None => {
-                eprintln!("aiq: interrupted");
+                crate::cleanup::remove_all();
+                crate::error::stderr_line("aiq: interrupted");
                 std::process::exit(130)
             }
         }

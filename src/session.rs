@@ -40,7 +40,7 @@ pub struct Session {
 
 /// Why a session file cannot be restored.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-#[error("cannot restore {path}: {reason}")]
+#[error("{path}: {reason}")]
 pub struct SessionError {
     pub path: String,
     pub reason: String,
@@ -55,6 +55,9 @@ struct FileMessage {
     sql: Option<String>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     row_count: Option<u64>,
+    /// The result had more rows than `row_count` (not counted).
+    #[serde(default, skip_serializing_if = "is_false")]
+    more_rows: bool,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     error: Option<String>,
     /// The result preview the model sees in later turns.
@@ -84,6 +87,10 @@ struct FileMetadata {
 
 fn is_zero(n: &usize) -> bool {
     *n == 0
+}
+
+fn is_false(b: &bool) -> bool {
+    !*b
 }
 
 #[derive(Serialize, Deserialize)]
@@ -164,6 +171,12 @@ impl Session {
         }
         let file: File =
             serde_json::from_value(value).map_err(|e| format!("unexpected content: {e}"))?;
+        if file.version > VERSION {
+            return Err(format!(
+                "it was written by a newer aiq (session format version {}; this aiq reads version {VERSION}): update aiq to open it",
+                file.version
+            ));
+        }
         let time = |what: &str, s: &str| {
             DateTime::parse_from_rfc3339(s)
                 .map(|t| t.with_timezone(&Utc))
@@ -188,6 +201,7 @@ impl Session {
                 timestamp,
                 sql: m.sql,
                 row_count: m.row_count,
+                more_rows: m.more_rows,
                 error: m.error,
                 preview: m.preview,
                 lua: m.lua,
@@ -231,6 +245,7 @@ impl Session {
                     timestamp: m.timestamp_text(),
                     sql: m.sql.clone(),
                     row_count: m.row_count,
+                    more_rows: m.more_rows,
                     error: m.error.clone(),
                     preview: m.preview.clone(),
                     lua: m.lua.clone(),
@@ -293,7 +308,8 @@ pub fn transcript(messages: &[HistoryMessage]) -> String {
             }
         }
         if let Some(rows) = m.row_count {
-            out.push_str(&format!("    rows: {rows}\n"));
+            let more = if m.more_rows { " or more" } else { "" };
+            out.push_str(&format!("    rows: {rows}{more}\n"));
         }
         if let Some(error) = &m.error {
             out.push_str(&format!("    error: {error}\n"));
@@ -506,6 +522,12 @@ mod tests {
                 "role.json",
                 GOOD.replace("\"user\"", "\"bot\"").into_bytes(),
                 "unknown role 'bot'",
+            ),
+            (
+                "newer.json",
+                GOOD.replace("\"version\": 1", "\"version\": 99")
+                    .into_bytes(),
+                "written by a newer aiq (session format version 99",
             ),
             (
                 "time.json",

@@ -7,11 +7,11 @@
 
 mod common;
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::time::Duration;
 
 use common::llm::{ModelServer, Reply};
-use common::{pty, Sandbox};
+use common::{pty, sessions_in, Sandbox};
 use expectrl::session::OsSession;
 use expectrl::Expect;
 use predicates::prelude::*;
@@ -38,22 +38,6 @@ fn spawn_in(sb: &Sandbox, server: &ModelServer, args: &[&str], term: &str) -> Os
 
 fn exit_code(p: &OsSession) -> String {
     format!("{:?}", p.get_process().wait().unwrap())
-}
-
-fn sessions_in(dir: &Path) -> Vec<PathBuf> {
-    let mut v: Vec<PathBuf> = std::fs::read_dir(dir)
-        .unwrap()
-        .map(|e| e.unwrap().path())
-        .filter(|p| {
-            p.file_name()
-                .unwrap()
-                .to_str()
-                .unwrap()
-                .starts_with("session_")
-        })
-        .collect();
-    v.sort();
-    v
 }
 
 /// A session file with `pairs` question/answer pairs about `db`.

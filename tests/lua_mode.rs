@@ -82,7 +82,7 @@ fn run_lua_tool_calls_in_both_formats() {
         for stream in [true, false] {
             let sb = Sandbox::new();
             let db = sb.shop_duckdb();
-            let server = ModelServer::start(vec![Reply::ToolLua(PROGRAM.into())]);
+            let server = ModelServer::start(vec![Reply::Tool("run_lua", json!({"code": PROGRAM}))]);
             let mut cmd = sb.aiq_with(&server, provider);
             cmd.arg(&db)
                 .args(["--mode", "lua", "-q", "customers per country?", "-f", "csv"]);
@@ -271,7 +271,7 @@ fn in_the_chat_mode_lua_shows_program_calls_and_result_and_ctrl_c_keeps_it() {
     let db = sb.shop_sqlite();
     sb.write_config("[lua]\ntimeout_secs = 60\n");
     let server = ModelServer::start(vec![
-        Reply::ToolLua(PROGRAM.into()),
+        Reply::Tool("run_lua", json!({"code": PROGRAM})),
         lua_block("local n = 0\nwhile true do n = n + 1 end"),
         lua_block("aiq.table(aiq.query('SELECT count(*) AS n FROM orders'))"),
     ]);

@@ -1,6 +1,8 @@
 //! The hostile-statement corpus (SPEC §4.2): every statement is refused with
 //! exit 5 and a message naming what was refused, the database files stay
-//! byte-identical and no file appears anywhere in the sandbox.
+//! byte-identical and no file appears anywhere in the sandbox. And the
+//! allowed corpus: read-only SQL that models and people write, which must
+//! pass all three layers and run.
 
 mod common;
 
@@ -79,6 +81,79 @@ const DUCKDB: &[&str] = &[
     "PRAGMA enable_profiling",
     "SELECT 1; DROP TABLE orders",
     "SELECT * INTO copy FROM customers",
+    "SHOW SELECT * FROM read_csv('/etc/passwd')",
+    "DESCRIBE SELECT * FROM read_csv('/etc/passwd')",
+    "SUMMARIZE SELECT * FROM read_csv('/etc/passwd')",
+    "SUMMARIZE '/etc/passwd'",
+    "DESCRIBE '/etc/passwd'",
+    "EXPLAIN SELECT * FROM read_text('/etc/hostname')",
+    "EXPLAIN ANALYZE DELETE FROM customers",
+    "PIVOT read_csv('/etc/passwd') ON column0 USING count(*)",
+    "SELECT * FROM read_csv('/etc/passwd') USING SAMPLE 10",
+];
+
+/// Forbidden inside writes: refused even with `--allow-write --yes`.
+const FORBIDDEN_IN_WRITES: &[&str] = &[
+    "CREATE TABLE stolen AS SELECT * FROM read_csv('/etc/passwd')",
+    "INSERT INTO customers SELECT * FROM query('DELETE FROM orders')",
+    "UPDATE customers SET name = getenv('HOME')",
+    "INSERT INTO customers SELECT 9, file, 'x', false, DATE '2024-01-01' FROM glob('/etc/*')",
+    "CREATE VIEW leak AS SELECT * FROM read_text('/etc/hostname')",
+    "DELETE FROM customers WHERE name IN (SELECT * FROM '/etc/passwd')",
+];
+
+/// Read-only SQL a model or a person writes for SQLite: all must run.
+const ALLOWED_SQLITE: &[&str] = &[
+    "SELECT count(*) FROM customers",
+    "WITH vip AS (SELECT * FROM customers WHERE vip) SELECT count(*) FROM vip",
+    "SELECT c.name, count(o.id) AS n FROM customers c LEFT JOIN orders o ON o.customer_id = c.id GROUP BY c.name",
+    "SELECT country, count(*) FROM customers GROUP BY country HAVING count(*) >= 1",
+    "VALUES (1, 'a'), (2, 'b')",
+    "EXPLAIN SELECT * FROM orders",
+    "EXPLAIN QUERY PLAN SELECT * FROM orders WHERE id = 1",
+    "PRAGMA table_info(customers)",
+    "PRAGMA table_xinfo(orders)",
+    "PRAGMA index_list(orders)",
+    "PRAGMA foreign_key_list(orders)",
+    "PRAGMA integrity_check",
+    "PRAGMA quick_check",
+    "PRAGMA foreign_key_check",
+    "PRAGMA foreign_key_check(orders)",
+    "SELECT name FROM sqlite_schema WHERE type = 'table'",
+    "SELECT * FROM pragma_table_info('orders')",
+    "SELECT strftime('%Y-%m', ordered_at) AS m, sum(total) FROM orders GROUP BY m",
+    "SELECT name, row_number() OVER (ORDER BY signup) AS rn FROM customers",
+    "SELECT * FROM customers WHERE name LIKE 'A%' UNION ALL SELECT * FROM customers WHERE vip",
+    "SELECT json_object('a', 1)",
+];
+
+/// Read-only SQL for DuckDB (a database file and a folder of CSV files).
+const ALLOWED_DUCKDB: &[&str] = &[
+    "SELECT count(*) FROM customers",
+    "FROM customers SELECT name",
+    "FROM orders",
+    "SUMMARIZE customers",
+    "SUMMARIZE SELECT total FROM orders",
+    "DESCRIBE customers",
+    "DESCRIBE SELECT * FROM orders",
+    "SHOW customers",
+    "SHOW TABLES",
+    "SHOW ALL TABLES",
+    "PIVOT orders ON status USING count(*)",
+    "PIVOT orders ON status USING sum(total) GROUP BY customer_id ORDER BY customer_id",
+    "UNPIVOT (SELECT id, total::DOUBLE AS total, customer_id::DOUBLE AS cid FROM orders) ON total, cid INTO NAME k VALUE v",
+    "SELECT * FROM orders USING SAMPLE 2 ROWS",
+    "SELECT * FROM orders USING SAMPLE 50% (bernoulli, 7)",
+    "SELECT * FROM orders TABLESAMPLE 50%",
+    "FROM duckdb_tables() SELECT table_name",
+    "SELECT * FROM duckdb_columns() WHERE table_name = 'orders'",
+    "FROM duckdb_databases()",
+    "SELECT date_trunc('month', ordered_at) AS m, sum(total) FROM orders GROUP BY ALL",
+    "SELECT * EXCLUDE (signup) FROM customers",
+    "SELECT list(name) FROM customers",
+    "PRAGMA table_info('customers')",
+    "EXPLAIN SELECT * FROM orders",
+    "SELECT * FROM customers POSITIONAL JOIN orders",
 ];
 
 fn assert_refused(sb: &Sandbox, source: &std::path::Path, sql: &str) {
@@ -95,8 +170,66 @@ fn assert_refused(sb: &Sandbox, source: &std::path::Path, sql: &str) {
 
 #[test]
 fn hostile_corpus_is_large_enough() {
-    assert!(SQLITE.len() + DUCKDB.len() >= 30);
     assert!(SQLITE.len() >= 30 && DUCKDB.len() >= 30);
+    assert!(ALLOWED_SQLITE.len() >= 15 && ALLOWED_DUCKDB.len() >= 15);
+}
+
+/// Runs every statement with `-e` and expects exit 0 and some output.
+fn assert_all_run(sb: &Sandbox, source: &std::path::Path, corpus: &[&str]) {
+    for sql in corpus {
+        let out = sb
+            .aiq()
+            .arg(source)
+            .args(["-e", sql, "-f", "csv"])
+            .output()
+            .unwrap();
+        assert_eq!(
+            out.status.code(),
+            Some(0),
+            "refused or failed: {sql}\nstderr: {}",
+            stderr_of(&out)
+        );
+        assert!(!out.stdout.is_empty(), "no result: {sql}");
+    }
+}
+
+#[test]
+fn allowed_sqlite_statements_run() {
+    let sb = Sandbox::new();
+    let db = sb.shop_sqlite();
+    let before = snapshot(sb.path());
+    assert_all_run(&sb, &db, ALLOWED_SQLITE);
+    assert_eq!(snapshot(sb.path()), before, "a file changed or appeared");
+}
+
+#[test]
+fn allowed_duckdb_statements_run_on_files_and_folders() {
+    let sb = Sandbox::new();
+    let db = sb.shop_duckdb();
+    let dir = sb.shop_csv();
+    let before = snapshot(sb.path());
+    assert_all_run(&sb, &db, ALLOWED_DUCKDB);
+    assert_all_run(&sb, &dir, ALLOWED_DUCKDB);
+    assert_eq!(snapshot(sb.path()), before, "a file changed or appeared");
+}
+
+#[test]
+fn forbidden_things_inside_writes_are_refused_even_with_allow_write() {
+    let sb = Sandbox::new();
+    let db = sb.shop_duckdb();
+    let before = snapshot(sb.path());
+    for sql in FORBIDDEN_IN_WRITES {
+        let out = sb
+            .aiq()
+            .arg(&db)
+            .args(["--allow-write", "--yes", "-e", sql])
+            .output()
+            .unwrap();
+        let err = stderr_of(&out);
+        assert_eq!(out.status.code(), Some(5), "{sql}: {err}");
+        assert!(err.contains("is never allowed"), "{sql}: {err}");
+    }
+    assert_eq!(snapshot(sb.path()), before, "a file changed or appeared");
 }
 
 #[test]

@@ -690,27 +690,59 @@ fn password_is_asked_for_on_a_terminal() {
     }
 }
 
-/// What people type to look around works in each dialect.
+/// Read-only SQL that models and people write for PostgreSQL: all of it
+/// passes the three layers and runs.
+const POSTGRES_ALLOWED: &[&str] = &[
+    "SHOW search_path",
+    "EXPLAIN SELECT * FROM orders WHERE id = 1",
+    "SELECT table_name FROM information_schema.tables WHERE table_schema = 'public'",
+    "VALUES (1, 'a')",
+    "TABLE customers",
+    "TABLE orders ORDER BY id LIMIT 2",
+    "SELECT date_trunc('month', ordered_at) AS m, sum(total) FROM orders GROUP BY 1 ORDER BY 1",
+    "SELECT DISTINCT ON (country) country, name FROM customers ORDER BY country, name",
+    "SELECT count(*) FILTER (WHERE vip) AS vips, count(*) AS all FROM customers",
+    "WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < 3) SELECT * FROM n",
+    "SELECT generate_series(1, 3) AS i",
+    "SELECT jsonb_build_object('a', 1) AS j",
+    "SELECT array_agg(name ORDER BY name) FROM customers",
+    "SELECT * FROM pg_catalog.pg_tables WHERE schemaname = 'public'",
+    "SELECT current_setting('server_version') AS v",
+    "SELECT name, rank() OVER (PARTITION BY country ORDER BY signup) FROM customers",
+    "SELECT coalesce(NULL, 'x') AS c",
+];
+
+/// The same for MySQL/MariaDB.
+const MYSQL_ALLOWED: &[&str] = &[
+    "SHOW TABLES",
+    "SHOW COLUMNS FROM customers",
+    "DESCRIBE orders",
+    "SHOW CREATE TABLE orders",
+    "SHOW INDEX FROM orders",
+    "EXPLAIN SELECT * FROM orders WHERE id = 1",
+    "SHOW VARIABLES LIKE 'version'",
+    "SELECT DATE_FORMAT(ordered_at, '%Y-%m') AS m, SUM(total) FROM orders GROUP BY m",
+    "SELECT GROUP_CONCAT(name ORDER BY name) FROM customers",
+    "SELECT country, COUNT(*) FROM customers GROUP BY country WITH ROLLUP",
+    "WITH vip AS (SELECT * FROM customers WHERE vip) SELECT COUNT(*) FROM vip",
+    "SELECT table_name FROM information_schema.tables WHERE table_schema = DATABASE()",
+    "SELECT VERSION() AS v",
+    "SELECT IFNULL(NULL, 1) AS x",
+    "SELECT name, ROW_NUMBER() OVER (ORDER BY signup) AS rn FROM customers",
+    "SELECT CONCAT(name, ' (', country, ')') AS who FROM customers LIMIT 2",
+];
+
+/// What people type to look around and to analyse works in each dialect.
 #[test]
-fn introspection_statements_run() {
+fn allowed_corpus_runs() {
     let sb = Sandbox::new();
     for server in all() {
-        let statements: &[&str] = match server.engine {
-            Engine::Postgres => &[
-                "SHOW search_path",
-                "EXPLAIN SELECT * FROM orders WHERE id = 1",
-                "SELECT table_name FROM information_schema.tables WHERE table_schema = 'public'",
-                "VALUES (1, 'a')",
-            ],
-            Engine::MariaDb => &[
-                "SHOW TABLES",
-                "SHOW COLUMNS FROM customers",
-                "DESCRIBE orders",
-                "SHOW CREATE TABLE orders",
-                "EXPLAIN SELECT * FROM orders WHERE id = 1",
-                "SHOW VARIABLES LIKE 'version'",
-            ],
+        let statements = match server.engine {
+            Engine::Postgres => POSTGRES_ALLOWED,
+            Engine::MariaDb => MYSQL_ALLOWED,
         };
+        assert!(statements.len() >= 15);
+        let before = server.shop_snapshot();
         for sql in statements {
             let out = exec(&sb, &server.url(), sql, "csv");
             assert!(
@@ -720,5 +752,44 @@ fn introspection_statements_run() {
                 stderr_of(&out)
             );
         }
+        assert_eq!(server.shop_snapshot(), before, "{:?}", server.engine);
+    }
+}
+
+/// The catalog of a server is cached with its catalog checksum: reused
+/// while nothing changed, read again when a table appears or data changes.
+#[test]
+fn server_catalogs_are_cached_until_the_catalog_changes() {
+    for server in all() {
+        let sb = Sandbox::new();
+        let url = server.url();
+        let schema = || stdout_of(&sb.aiq().args(["schema", url.as_str()]).output().unwrap());
+        let first = schema();
+        assert!(first.contains("table customers"), "{first}");
+        let entries: Vec<_> = std::fs::read_dir(sb.home().join("cache"))
+            .unwrap()
+            .flatten()
+            .collect();
+        assert_eq!(entries.len(), 1, "{:?}", server.engine);
+        let path = entries[0].path();
+        let bytes = std::fs::read(&path).unwrap();
+        let cached = String::from_utf8_lossy(&bytes).into_owned();
+        assert!(!cached.contains(PASSWORD), "the cache holds a password");
+        // Same length: the cache is binary, strings carry their length.
+        std::fs::write(&path, cached.replace("customers", "customerz").as_bytes()).unwrap();
+        assert!(
+            schema().contains("table customerz"),
+            "{:?}: the cache was not used",
+            server.engine
+        );
+        let table = format!("cache_probe_{}", std::process::id());
+        server.admin(&format!("CREATE TABLE {table} (id INT)"));
+        let after = schema();
+        server.admin(&format!("DROP TABLE {table}"));
+        assert!(
+            after.contains(&format!("table {table}")) && after.contains("table customers"),
+            "{:?}: a stale cache was used:\n{after}",
+            server.engine
+        );
     }
 }

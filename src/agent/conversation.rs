@@ -64,6 +64,27 @@ pub struct ConversationOptions {
     pub opener: Box<dyn SourceOpener>,
 }
 
+/// What a conversation runs on, as a status line shows it. A command that
+/// changes any of it is followed by [`Event::StatusChanged`].
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Status {
+    /// The source as people know it (the saved name or the file name).
+    pub source: String,
+    /// `sqlite`, `duckdb`, `postgres` or `mysql`.
+    pub engine: &'static str,
+    /// Tables the model is told about.
+    pub tables: usize,
+    /// The model's provider and name.
+    pub provider: String,
+    pub model: String,
+    /// What the model writes.
+    pub mode: Mode,
+    /// The output format results are shown in.
+    pub format: Format,
+    /// The session file, if this conversation keeps one.
+    pub session: Option<PathBuf>,
+}
+
 /// What the front end does after a line.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Flow {
@@ -184,6 +205,21 @@ impl Conversation {
         self.session.as_ref().map(|s| s.path.as_path())
     }
 
+    /// What the conversation runs on now (a status line's facts).
+    pub fn status(&self) -> Status {
+        let model = self.thread.model();
+        Status {
+            source: self.label.clone(),
+            engine: self.thread.engine().as_str(),
+            tables: self.thread.catalog().tables.len(),
+            provider: model.provider().to_string(),
+            model: model.model().to_string(),
+            mode: self.thread.mode(),
+            format: self.format,
+            session: self.session_path().map(std::path::Path::to_path_buf),
+        }
+    }
+
     /// Cancels the turn in flight, whichever it is when used (Ctrl-C, a
     /// UI's cancel key); survives `/source` and every turn.
     pub fn canceller(&self) -> CancelHandle {
@@ -245,7 +281,12 @@ impl Conversation {
             self.save(sink, false);
             return Flow::Continue;
         }
+        let before = self.status();
         let flow = self.command(command, sink);
+        let after = self.status();
+        if after != before {
+            let _ = sink.event(Event::StatusChanged(after));
+        }
         let _ = sink.event(Event::TurnFinished(Outcome::Done));
         flow
     }
@@ -360,10 +401,7 @@ impl Conversation {
             t.render(&mut text);
             return Event::Listing(text);
         }
-        let near = catalog
-            .nearest(name)
-            .map(|n| format!("; did you mean {n}?"))
-            .unwrap_or_default();
+        let near = catalog.did_you_mean(name);
         Event::CommandFailed(format!("no table named {name}{near}"))
     }
 

@@ -7,8 +7,8 @@ use std::path::{Path, PathBuf};
 
 use super::testkit::{source_in, sql, thread_with, Recorder, Scripted, Seen};
 use super::{
-    Conversation, ConversationOptions, Event, Flow, Keep, Opened, Outcome, SourceOpener,
-    ThreadOptions,
+    Conversation, ConversationOptions, Event, Flow, Keep, Mode, Opened, Outcome, SourceOpener,
+    Status, ThreadOptions,
 };
 use crate::render::Format;
 use crate::session::Session;
@@ -210,6 +210,46 @@ fn source_switches_keep_the_conversation() {
         ["notice: Now using other.db (1 tables); the conversation is kept."]
     );
     assert_eq!(c.label(), "other.db");
+}
+
+#[test]
+fn commands_that_change_the_status_report_it_before_the_final_event() {
+    let dir = tempfile::tempdir().unwrap();
+    let (mut c, _) = conversation(dir.path(), vec![], Keep::NewSession);
+    let before = c.status();
+    assert_eq!(
+        before,
+        Status {
+            source: "t.db".into(),
+            engine: "sqlite",
+            tables: 1,
+            provider: "fake".into(),
+            model: "fake-1".into(),
+            mode: Mode::Sql,
+            format: Format::Table,
+            session: c.session_path().map(Path::to_path_buf),
+        }
+    );
+    let changes = |s: &Recorder| -> Vec<Status> {
+        s.events
+            .iter()
+            .filter_map(|e| match e {
+                Event::StatusChanged(st) => Some(st.clone()),
+                _ => None,
+            })
+            .collect()
+    };
+    let (_, s) = submit(&mut c, "/help", false);
+    assert!(changes(&s).is_empty());
+    let (_, s) = submit(&mut c, "/format csv", false);
+    let csv = Status {
+        format: Format::Csv,
+        ..before.clone()
+    };
+    assert_eq!(changes(&s), [csv]);
+    assert!(matches!(s.events.last(), Some(Event::TurnFinished(_))));
+    let (_, s) = submit(&mut c, "/source other.db", false);
+    assert_eq!(changes(&s)[0].source, "other.db");
 }
 
 #[test]

@@ -13,6 +13,7 @@ use std::sync::mpsc::{self, Receiver, RecvTimeoutError, SyncSender};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
+use super::conversation::Status;
 use super::kind::Mode;
 use super::outcome::Outcome;
 use crate::cancel::CancelToken;
@@ -41,9 +42,13 @@ pub enum Event {
     Rows(Vec<Vec<Value>>),
     /// The statement finished.
     QueryFinished {
+        /// Rows read (for a write: rows changed).
         rows: u64,
         elapsed: Duration,
         changed: bool,
+        /// The front end had what it shows and stopped reading: the result
+        /// has more rows, not counted.
+        more: bool,
     },
     /// Something failed and is tried again (model request or a fix).
     Retrying { why: String, attempt: u32 },
@@ -68,6 +73,9 @@ pub enum Event {
     /// The session file was written; front ends show where and how to
     /// continue it.
     SessionSaved(PathBuf),
+    /// A command changed what the conversation runs on (`/source`,
+    /// `/format`, `/new`, `/save FILE`, …): the new facts, for a status line.
+    StatusChanged(Status),
     /// The turn is over: the one final event, carrying its outcome.
     TurnFinished(Outcome),
 }

@@ -177,11 +177,13 @@ impl AnswerKind for SqlAnswers {
         code: &str,
         outcome: Result<&Ran, &str>,
     ) -> HistoryMessage {
-        answer.with_sql(
+        let mut answer = answer.with_sql(
             code,
             outcome
                 .map(|ran| (ran.stats.rows, ran.preview.clone()))
                 .map_err(str::to_string),
-        )
+        );
+        answer.more_rows = outcome.is_ok_and(|ran| ran.more);
+        answer
     }
 }

@@ -18,7 +18,9 @@ mod conversation;
 mod conversation_tests;
 mod events;
 pub mod extract;
+pub mod fit;
 pub mod kind;
+pub mod link;
 mod outcome;
 pub mod prompt;
 pub mod rank;
@@ -28,10 +30,13 @@ pub(crate) mod testkit;
 mod thread;
 #[cfg(test)]
 mod thread_tests;
+pub mod tools;
 
 use chrono::{DateTime, SecondsFormat, Utc};
 
-pub use conversation::{Conversation, ConversationOptions, Flow, Keep, Opened, SourceOpener};
+pub use conversation::{
+    Conversation, ConversationOptions, Flow, Keep, Opened, SourceOpener, Status,
+};
 pub use events::{ConfirmKind, Confirmation, Event, EventSink, PendingAnswer};
 pub use kind::Mode;
 pub use outcome::{AgentError, Answer, Outcome};
@@ -54,6 +59,9 @@ pub struct HistoryMessage {
     pub sql: Option<String>,
     /// Assistant: rows returned.
     pub row_count: Option<u64>,
+    /// Assistant: the result had more rows than `row_count` (the front end
+    /// stopped reading them).
+    pub more_rows: bool,
     /// Assistant: why the SQL failed.
     pub error: Option<String>,
     /// Assistant: the first rows as CSV, bounded.
@@ -72,6 +80,7 @@ impl HistoryMessage {
             timestamp: Utc::now(),
             sql: None,
             row_count: None,
+            more_rows: false,
             error: None,
             preview: None,
             lua: None,
@@ -140,7 +149,8 @@ impl HistoryMessage {
         match (&self.row_count, &self.error) {
             (Some(rows), _) => {
                 let noun = if *rows == 1 { "row" } else { "rows" };
-                text.push_str(&format!("\nResult: {rows} {noun}"));
+                let at_least = if self.more_rows { "at least " } else { "" };
+                text.push_str(&format!("\nResult: {at_least}{rows} {noun}"));
                 if let Some(p) = self.preview.as_deref().filter(|p| !p.is_empty()) {
                     text.push_str(&format!(" (CSV, first rows):\n{p}"));
                 }

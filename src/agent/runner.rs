@@ -13,10 +13,13 @@ use super::outcome::{AgentError, Answer, Outcome};
 use super::{PREVIEW_BYTES, PREVIEW_ROWS};
 use crate::cancel::{CancelToken, TurnSlot};
 use crate::safety::{self, Access, CheckedSql, Policy, Refusal};
-use crate::source::{Column, DataSource, ExecError, QueryStats, RowSink, Value};
+use crate::source::{Column, DataSource, EnoughRows, ExecError, QueryStats, RowSink, Value};
+use std::time::Instant;
 
 /// Rows per `Event::Rows` batch.
 const BATCH: usize = 256;
+/// A batch that is not full goes out after this long anyway.
+const FLUSH_AFTER: std::time::Duration = std::time::Duration::from_millis(100);
 
 /// A statement that ran.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -24,6 +27,9 @@ pub struct Ran {
     pub stats: QueryStats,
     /// The first rows as CSV (at most [`PREVIEW_ROWS`] rows, [`PREVIEW_BYTES`]).
     pub preview: String,
+    /// The front end stopped reading (it had the rows it shows): the result
+    /// has more rows than `stats.rows`, not counted.
+    pub more: bool,
     /// What a program printed, bounded ([`PREVIEW_BYTES`]); `None` for SQL.
     pub output: Option<String>,
 }
@@ -86,16 +92,32 @@ pub fn run_statement(
     sink: &mut dyn EventSink,
 ) -> Result<Ran, StatementError> {
     let checked = admit(source, sql, policy, cancel, sink)?;
+    let started = Instant::now();
     let mut forward = Forward::new(sink);
     let result = source.execute(&checked, &mut forward, cancel);
     let flushed = forward.flush();
     let preview = std::mem::take(&mut forward.preview).finish();
-    let stats = executed(result)?;
-    flushed?;
-    finished(sink, &stats)?;
+    let mut more = false;
+    let stats = match result {
+        Err(ExecError::Output(e)) if EnoughRows::is(&e) => {
+            more = true;
+            QueryStats {
+                rows: forward.rows,
+                elapsed: started.elapsed(),
+                changed: false,
+            }
+        }
+        other => executed(other)?,
+    };
+    match flushed {
+        Err(e) if !EnoughRows::is(&e) => return Err(e.into()),
+        _ => {}
+    }
+    finished(sink, &stats, more)?;
     Ok(Ran {
         stats,
         preview,
+        more,
         output: None,
     })
 }
@@ -113,7 +135,7 @@ pub fn run_statement_for(
 ) -> Result<QueryStats, StatementError> {
     let checked = admit(source, sql, policy, cancel, sink)?;
     let stats = executed(source.execute(&checked, rows, cancel))?;
-    finished(sink, &stats)?;
+    finished(sink, &stats, false)?;
     Ok(stats)
 }
 
@@ -133,6 +155,12 @@ fn admit(
         Err(r) => return Err(StatementError::Refused(r.to_string())),
     };
     if checked.access() == Access::Write {
+        if let Some(why) = source.refuses_writes() {
+            return Err(StatementError::Refused(format!(
+                "refused: {} cannot change this source: {why}",
+                checked.kind()
+            )));
+        }
         let detail = Some(checked.sql().to_string());
         match PendingAnswer::ask(sink, cancel, ConfirmKind::Write, "Run this statement?", detail)? {
             Some(true) => {}
@@ -164,11 +192,12 @@ fn executed(result: Result<QueryStats, ExecError>) -> Result<QueryStats, Stateme
     }
 }
 
-fn finished(sink: &mut dyn EventSink, stats: &QueryStats) -> io::Result<()> {
+fn finished(sink: &mut dyn EventSink, stats: &QueryStats, more: bool) -> io::Result<()> {
     sink.event(Event::QueryFinished {
         rows: stats.rows,
         elapsed: stats.elapsed,
         changed: stats.changed,
+        more,
     })
 }
 
@@ -202,12 +231,16 @@ pub fn finish_turn(
     result
 }
 
-/// A [`RowSink`] that forwards rows to the event sink in batches and keeps
-/// the preview.
+/// A [`RowSink`] that forwards rows to the event sink in batches — full
+/// ones, or whatever came within [`FLUSH_AFTER`], so slow rows are never
+/// held back — and keeps the preview.
 struct Forward<'a> {
     sink: &'a mut dyn EventSink,
     batch: Vec<Vec<Value>>,
     preview: Preview,
+    /// Rows received.
+    rows: u64,
+    last_flush: Instant,
 }
 
 impl<'a> Forward<'a> {
@@ -216,10 +249,13 @@ impl<'a> Forward<'a> {
             sink,
             batch: Vec::new(),
             preview: Preview::default(),
+            rows: 0,
+            last_flush: Instant::now(),
         }
     }
 
     fn flush(&mut self) -> io::Result<()> {
+        self.last_flush = Instant::now();
         if self.batch.is_empty() {
             return Ok(());
         }
@@ -231,17 +267,51 @@ impl<'a> Forward<'a> {
 impl RowSink for Forward<'_> {
     fn columns(&mut self, columns: &[Column]) -> io::Result<()> {
         self.preview.columns(columns);
-        self.sink.event(Event::Columns(columns.to_vec()))
+        let (columns, renamed) = unique_names(columns);
+        if !renamed.is_empty() {
+            self.sink.event(Event::Notice(format!(
+                "aiq: the result repeats column names; shown as {}",
+                renamed.join(", ")
+            )))?;
+        }
+        self.sink.event(Event::Columns(columns))
     }
 
     fn row(&mut self, row: &[Value]) -> io::Result<()> {
         self.preview.row(row);
         self.batch.push(row.to_vec());
-        if self.batch.len() >= BATCH {
+        self.rows += 1;
+        let due = self.rows.is_multiple_of(64) && self.last_flush.elapsed() >= FLUSH_AFTER;
+        if self.batch.len() >= BATCH || due {
             self.flush()?;
         }
         Ok(())
     }
+}
+
+/// Column names made unique (`a`, `a` → `a`, `a_2`), so every format can
+/// name every column; also what was renamed (`a_2`).
+pub(crate) fn unique_names(columns: &[Column]) -> (Vec<Column>, Vec<String>) {
+    let mut seen = std::collections::HashSet::new();
+    let mut renamed = Vec::new();
+    let mut out = Vec::with_capacity(columns.len());
+    let taken: std::collections::HashSet<&str> = columns.iter().map(|c| c.name.as_str()).collect();
+    for c in columns {
+        let mut column = c.clone();
+        if !seen.insert(c.name.clone()) {
+            let mut n = 2;
+            while taken.contains(format!("{}_{n}", c.name).as_str())
+                || seen.contains(&format!("{}_{n}", c.name))
+            {
+                n += 1;
+            }
+            column.name = format!("{}_{n}", c.name);
+            seen.insert(column.name.clone());
+            renamed.push(column.name.clone());
+        }
+        out.push(column);
+    }
+    (out, renamed)
 }
 
 /// The first rows as CSV, at most [`PREVIEW_ROWS`] rows and [`PREVIEW_BYTES`].

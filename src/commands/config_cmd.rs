@@ -12,11 +12,14 @@ pub fn run(ctx: &Context<'_>, command: ConfigCommand) -> Result<(), AiqError> {
         ConfigCommand::Path => write_stdout(format!("{}\n", path.display()).as_bytes()),
         ConfigCommand::Init => {
             if path.exists() {
-                eprintln!("aiq: {} already exists; left unchanged", path.display());
+                crate::error::stderr_line(&format!(
+                    "aiq: {} already exists; left unchanged",
+                    path.display()
+                ));
                 return Ok(());
             }
             config::write_private(&ctx.config.home, &path, TEMPLATE.as_bytes())?;
-            eprintln!("aiq: wrote {}", path.display());
+            crate::error::stderr_line(&format!("aiq: wrote {}", path.display()));
             Ok(())
         }
     }

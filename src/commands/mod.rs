@@ -4,6 +4,7 @@
 //! act on; none of them prints an error itself.
 
 pub mod config_cmd;
+pub mod demo;
 pub mod doctor;
 pub mod logs;
 pub mod schema;
@@ -21,12 +22,13 @@ use crate::error::AiqError;
 /// Runs a subcommand.
 pub fn dispatch(ctx: &Context<'_>, command: Command) -> Result<(), AiqError> {
     match command {
-        Command::Schema { source } => schema::run(ctx, source.as_deref()),
+        Command::Schema { source, refresh } => schema::run(ctx, source.as_deref(), refresh),
         Command::Sessions { action } => sessions::run(ctx, action),
         Command::Sources(cmd) => sources::run(ctx, cmd),
         Command::Config(cmd) => config_cmd::run(ctx, cmd),
         Command::Doctor { source, model } => doctor::run(ctx, source.as_deref(), &model),
         Command::Logs { since, json } => logs::run(ctx, since.as_deref(), json),
+        Command::Demo { reset, run, ask } => demo::run(ctx, reset, &run, &ask),
         Command::Completions { shell } => {
             let mut out = Vec::new();
             clap_complete::generate(shell, &mut Cli::command(), "aiq", &mut out);

@@ -12,7 +12,7 @@ pub fn run(ctx: &Context<'_>, action: Option<SessionsCommand>) -> Result<(), Aiq
         SessionsCommand::List => write_stdout(session::listing(home).as_bytes()),
         SessionsCommand::Show { file } => {
             let s = Session::load(&session::locate(home, &file))
-                .map_err(|e| AiqError::Usage(e.to_string()))?;
+                .map_err(|e| AiqError::Usage(format!("cannot show the session {e}")))?;
             let mut text = format!(
                 "{} — {} ({}), created {}, last updated {}, {} turns\n\n",
                 s.path.display(),
@@ -27,11 +27,28 @@ pub fn run(ctx: &Context<'_>, action: Option<SessionsCommand>) -> Result<(), Aiq
         }
         SessionsCommand::Rm { file } => {
             let path = session::locate(home, &file);
-            // Only session files: never delete something else by mistake.
-            Session::load(&path).map_err(|e| AiqError::Usage(format!("{e} (not removed)")))?;
+            // Only session files: never delete something else by mistake. A
+            // file named like a session may go even when it is damaged.
+            let named_like_one = path
+                .file_name()
+                .and_then(|n| n.to_str())
+                .is_some_and(crate::home::is_session_file);
+            if !path.is_file() {
+                return Err(AiqError::Usage(format!(
+                    "cannot remove {}: no such session file (see `aiq sessions`)",
+                    path.display()
+                )));
+            }
+            if !named_like_one {
+                Session::load(&path).map_err(|e| {
+                    AiqError::Usage(format!(
+                        "cannot remove {e}; it does not look like a session file, so it was left alone"
+                    ))
+                })?;
+            }
             std::fs::remove_file(&path)
                 .map_err(|e| AiqError::Usage(format!("cannot remove {}: {e}", path.display())))?;
-            eprintln!("aiq: removed {}", path.display());
+            crate::error::stderr_line(&format!("aiq: removed {}", path.display()));
             Ok(())
         }
     }

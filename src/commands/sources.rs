@@ -19,7 +19,9 @@ pub fn run(ctx: &Context<'_>, command: SourcesCommand) -> Result<(), AiqError> {
     match command {
         SourcesCommand::List => {
             if saved.is_empty() {
-                eprintln!("aiq: no saved sources; add one with `aiq sources add NAME PATH_OR_URL`");
+                crate::error::stderr_line(
+                    "aiq: no saved sources; add one with `aiq sources add NAME PATH_OR_URL`",
+                );
                 return Ok(());
             }
             let width = saved.names().map(str::len).max().unwrap_or(0);
@@ -80,7 +82,7 @@ pub fn run(ctx: &Context<'_>, command: SourcesCommand) -> Result<(), AiqError> {
                 }
                 Ok(())
             })?;
-            eprintln!(
+            crate::error::stderr_line(&format!(
                 "aiq: saved '{name}' ({}) in {}{}",
                 redact_url(&url),
                 path.display(),
@@ -89,12 +91,10 @@ pub fn run(ctx: &Context<'_>, command: SourcesCommand) -> Result<(), AiqError> {
                 } else {
                     ""
                 }
-            );
+            ));
             if let SourceSpec::Server(server) = &spec {
                 if url != location {
-                    eprintln!(
-                        "aiq: the password in the URL was not saved (aiq never writes passwords); aiq asks for it on a terminal, or name a variable that holds it with `--password-env VAR`"
-                    );
+                    crate::error::stderr_line("aiq: the password in the URL was not saved (aiq never writes passwords); aiq asks for it on a terminal, or name a variable that holds it with `--password-env VAR`");
                 }
                 check_server(ctx, server);
             }
@@ -112,7 +112,7 @@ pub fn run(ctx: &Context<'_>, command: SourcesCommand) -> Result<(), AiqError> {
                 }
                 Ok(())
             })?;
-            eprintln!("aiq: removed '{name}'");
+            crate::error::stderr_line(&format!("aiq: removed '{name}'"));
             Ok(())
         }
         SourcesCommand::Default { name } => {
@@ -121,7 +121,7 @@ pub fn run(ctx: &Context<'_>, command: SourcesCommand) -> Result<(), AiqError> {
                 doc["sources"]["default"] = toml_edit::value(name.as_str());
                 Ok(())
             })?;
-            eprintln!("aiq: '{name}' is now the default source");
+            crate::error::stderr_line(&format!("aiq: '{name}' is now the default source"));
             Ok(())
         }
     }
@@ -152,10 +152,12 @@ fn check_server(ctx: &Context<'_>, server: &ServerSpec) {
     match source::open(&SourceSpec::Server(server.clone()), options) {
         Ok(src) => {
             if let Some(status) = src.server_status() {
-                eprintln!("aiq: connected: {}", describe_server(&status));
+                crate::error::stderr_line(&format!("aiq: connected: {}", describe_server(&status)));
             }
         }
-        Err(e) => eprintln!("aiq: warning: saved, but cannot connect now: {e}"),
+        Err(e) => {
+            crate::error::stderr_line(&format!("aiq: warning: saved, but cannot connect now: {e}"))
+        }
     }
 }
 

@@ -1,62 +1,21 @@
-//! The console sink for a terminal: a spinner on stderr until the first
-//! token, the model's answer (and its code) streamed to stderr as it
-//! arrives, retries and tool calls shown as they happen, confirmations
-//! asked with `[y/N]`, then the result through the collector.
+//! The console sink for stderr on a terminal: a spinner until the model's
+//! first token, its answer (and code) streamed as it arrives, retries and
+//! tool calls as they happen, confirmations asked with `[y/N]`; while a
+//! statement runs, an indicator with the elapsed time and how to cancel (a
+//! live row count when rows go to a file); after a result, a footer with
+//! its rows and time. The result itself goes through the collector.
 
 use std::io::{self, Write};
-use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::Arc;
-use std::thread::JoinHandle;
 use std::time::Duration;
 
-use super::sink::{answer_on_terminal, Collector};
+use super::progress::{self, Indicator, Shows};
+use super::sink::{answer_on_terminal, Collector, Finished};
 use super::stderr_line;
 use crate::agent::{AgentError, Confirmation, Event, EventSink, Outcome};
 
-/// Spins on stderr until stopped.
-struct Spinner {
-    stop: Arc<AtomicBool>,
-    handle: Option<JoinHandle<()>>,
-}
-
-impl Spinner {
-    fn start() -> Spinner {
-        let stop = Arc::new(AtomicBool::new(false));
-        let flag = Arc::clone(&stop);
-        let handle = std::thread::spawn(move || {
-            let frames = ['⠋', '⠙', '⠹', '⠸', '⠼', '⠴', '⠦', '⠧', '⠇', '⠏'];
-            let mut i = 0;
-            while !flag.load(Ordering::Relaxed) {
-                let mut err = io::stderr().lock();
-                let _ = write!(err, "\r{} thinking…", frames[i % frames.len()]);
-                let _ = err.flush();
-                drop(err);
-                i += 1;
-                std::thread::sleep(Duration::from_millis(80));
-            }
-            let mut err = io::stderr().lock();
-            let _ = write!(err, "\r\x1b[2K");
-            let _ = err.flush();
-        });
-        Spinner {
-            stop,
-            handle: Some(handle),
-        }
-    }
-
-    fn stop(&mut self) {
-        self.stop.store(true, Ordering::Relaxed);
-        if let Some(h) = self.handle.take() {
-            let _ = h.join();
-        }
-    }
-}
-
-impl Drop for Spinner {
-    fn drop(&mut self) {
-        self.stop();
-    }
-}
+/// How long a statement runs before the indicator shows (a quick one
+/// never flickers one).
+const INDICATOR_DELAY: Duration = Duration::from_millis(250);
 
 /// Asks a confirmation some other way than a plain stdin line (the chat
 /// uses its line editor).
@@ -65,8 +24,15 @@ pub type Asker<'a> = Box<dyn FnMut(&Confirmation) -> bool + 'a>;
 /// Terminal output around a [`Collector`].
 pub struct Console<'a> {
     inner: Collector<'a>,
-    spinner: Option<Spinner>,
+    spinner: Option<Indicator>,
     color: bool,
+    /// `--quiet`: no indicators, counters or footers.
+    quiet: bool,
+    /// Results go to a terminal (a footer follows them) rather than a file
+    /// (a live row count while they are written).
+    stdout_tty: bool,
+    /// The first row of the running statement has not come yet.
+    awaiting_rows: bool,
     /// Show a failed turn's error (chat); single-shot returns it instead.
     report_errors: bool,
     /// `--yes`, for confirmations of writes.
@@ -83,12 +49,67 @@ impl<'a> Console<'a> {
             inner,
             spinner: None,
             color,
+            quiet: false,
+            stdout_tty: true,
+            awaiting_rows: false,
             report_errors: false,
             yes,
             asker: None,
             streamed: false,
             streamed_this_request: false,
         }
+    }
+
+    /// `--quiet`: no indicators, counters or footers.
+    pub fn quiet(mut self, quiet: bool) -> Self {
+        self.quiet = quiet;
+        self
+    }
+
+    /// Whether results go to a terminal (footers) or a file (a live count).
+    pub fn stdout_tty(mut self, tty: bool) -> Self {
+        self.stdout_tty = tty;
+        self
+    }
+
+    fn indicate(&mut self, shows: Shows, delay: Duration) {
+        self.stop_spinner();
+        if !self.quiet {
+            self.spinner = Some(Indicator::start(shows, delay, self.color));
+        }
+    }
+
+    /// The line after a result: `12 rows · 35 ms` under a table on the
+    /// terminal, `1,234,567 rows · 2.1 s · 48 MB` after an export.
+    fn footer(&self, finished: Finished) {
+        if self.quiet || finished.changed {
+            return;
+        }
+        let time = progress::duration(finished.elapsed);
+        let line = if !self.stdout_tty {
+            let counter = self.inner.counter();
+            format!(
+                "{} · {time} · {}",
+                progress::rows(finished.rows),
+                progress::size(counter.bytes())
+            )
+        } else if !self.inner.format().is_for_people() {
+            return;
+        } else if finished.more {
+            format!(
+                "{} shown, more not counted · {time}",
+                progress::rows(finished.rows - finished.hidden)
+            )
+        } else if finished.hidden > 0 {
+            format!(
+                "{} of {} shown · {time}",
+                progress::thousands(finished.rows - finished.hidden),
+                progress::rows(finished.rows)
+            )
+        } else {
+            format!("{} · {time}", progress::rows(finished.rows))
+        };
+        stderr_line(&self.dim(&line));
     }
 
     /// Shows failed turns (`aiq: …`), as the chat does.
@@ -148,9 +169,8 @@ impl EventSink for Console<'_> {
         match &event {
             Event::ThinkingStarted => {
                 self.end_stream();
-                self.stop_spinner();
                 self.streamed_this_request = false;
-                self.spinner = Some(Spinner::start());
+                self.indicate(Shows::Waiting("thinking…".into()), Duration::ZERO);
             }
             Event::TextDelta(t) => {
                 self.stop_spinner();
@@ -197,10 +217,31 @@ impl EventSink for Console<'_> {
                     self.report(e);
                 }
             }
+            Event::QueryStarted { sql } => {
+                self.end_stream();
+                self.awaiting_rows = true;
+                let what = progress::first_words(sql);
+                self.indicate(Shows::Waiting(what), INDICATOR_DELAY);
+            }
+            Event::Rows(_) if self.awaiting_rows => {
+                self.awaiting_rows = false;
+                if self.stdout_tty {
+                    self.stop_spinner();
+                } else {
+                    self.indicate(Shows::Export(self.inner.counter()), INDICATOR_DELAY);
+                }
+            }
+            Event::QueryFinished { .. } => {
+                self.awaiting_rows = false;
+                self.stop_spinner();
+                self.inner.event(event)?;
+                if let Some(finished) = self.inner.last_result() {
+                    self.footer(finished);
+                }
+                return Ok(());
+            }
             Event::Retrying { .. }
-            | Event::Columns(_)
             | Event::TurnFinished(_)
-            | Event::QueryStarted { .. }
             | Event::Output(_)
             | Event::Listing(_)
             | Event::Notice(_)
@@ -210,7 +251,7 @@ impl EventSink for Console<'_> {
                 self.stop_spinner();
                 self.end_stream();
             }
-            Event::Rows(_) | Event::QueryFinished { .. } | Event::Usage(_) => {}
+            Event::Columns(_) | Event::Rows(_) | Event::Usage(_) | Event::StatusChanged(_) => {}
         }
         match event {
             // The streamed text (or the line above) already showed the code.

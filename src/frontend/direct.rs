@@ -2,24 +2,25 @@
 //! the same runner as the model's (gate, confirmation of writes, execution
 //! with Ctrl-C and the statement timeout) into the chosen renderer.
 
-use std::io::{self, Write};
+use std::io::{self, IsTerminal, Write};
 
+use super::console::Console;
 use super::sink::{CollectOptions, Collector};
 use crate::agent::runner::statement_turn;
+use crate::agent::EventSink;
 use crate::cancel::TurnSlot;
 use crate::cli::RunArgs;
-use crate::context::{output_setup, source_error, Context};
+use crate::context::{open_spec, output_setup, Context};
 use crate::error::AiqError;
 use crate::interrupt;
 use crate::safety::Policy;
-use crate::source::{self, OpenOptions};
+use crate::source::OpenOptions;
 
 /// Runs `-e SQL` against SOURCE.
 pub fn run(ctx: &Context<'_>, source_arg: Option<&str>, args: &RunArgs) -> Result<(), AiqError> {
-    let Some(sql) = args.execute.as_deref() else {
+    let Some(sql) = args.execute.as_deref().filter(|s| !s.trim().is_empty()) else {
         return Err(AiqError::Usage(
-            "nothing to do: give SQL to run with -e \"SELECT …\" (see `aiq --help` for examples)"
-                .into(),
+            "nothing to run: give SQL with -e \"SELECT …\" (see `aiq --help` for examples)".into(),
         ));
     };
     let resolved = ctx.resolve_source(source_arg)?;
@@ -28,7 +29,9 @@ pub fn run(ctx: &Context<'_>, source_arg: Option<&str>, args: &RunArgs) -> Resul
         timeout: ctx.query_timeout(),
     };
     interrupt::install();
-    let src = source::open(&resolved.spec, options).map_err(source_error)?;
+    let waiting = super::progress::opening(ctx, source_arg);
+    let src = open_spec(&resolved, options)?;
+    drop(waiting);
     let (format, render) = output_setup(ctx, args);
 
     let stdout = io::stdout();
@@ -38,14 +41,24 @@ pub fn run(ctx: &Context<'_>, source_arg: Option<&str>, args: &RunArgs) -> Resul
         verbose: ctx.global.verbose,
         ..CollectOptions::default()
     };
-    let mut sink = Collector::new(&mut out, format, render, collect);
+    let collector = Collector::new(&mut out, format, render, collect);
+    // On a terminal: an indicator while the statement runs, a footer after.
+    let mut sink: Box<dyn EventSink + '_> = if io::stderr().is_terminal() {
+        Box::new(
+            Console::new(collector, ctx.color_stderr(), args.yes)
+                .quiet(ctx.global.quiet)
+                .stdout_tty(io::stdout().is_terminal()),
+        )
+    } else {
+        Box::new(collector)
+    };
     let slot = TurnSlot::default();
     let policy = Policy {
         allow_write: args.allow_write,
     };
     let result = {
         let _running = interrupt::Running::new(slot.handle());
-        statement_turn(src.as_ref(), sql, policy, &slot, &mut sink)
+        statement_turn(src.as_ref(), sql, policy, &slot, sink.as_mut())
     };
     drop(sink);
     let flushed = out.flush();

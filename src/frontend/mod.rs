@@ -8,22 +8,18 @@ pub mod channel;
 pub mod console;
 pub mod direct;
 pub mod oneshot;
+pub mod progress;
 pub mod repl;
 pub mod script;
 pub mod sink;
+pub mod start;
+pub mod tui;
 
-use std::io::{self, Write};
+use std::io;
 
 use crate::agent::{AgentError, Answer};
+pub use crate::error::stderr_line;
 use crate::error::AiqError;
-
-/// Writes one line of diagnostics to stderr. A closed or broken stderr is
-/// ignored: diagnostics never make aiq fail or panic.
-pub fn stderr_line(text: &str) {
-    let mut err = std::io::stderr().lock();
-    let _ = writeln!(err, "{text}");
-    let _ = err.flush();
-}
 
 /// How a run that wrote its result to stdout ends: the turn's error (130
 /// after Ctrl-C), else a failed flush of the output — a closed pipe is no

@@ -47,7 +47,9 @@ pub fn run(
     }
     // `-s FILE -q …`: one follow-up inside a saved session (SPEC §7.3).
     let session = match &ask.session {
-        Some(path) => Some(Session::load(path).map_err(|e| AiqError::Usage(e.to_string()))?),
+        Some(path) => {
+            Some(Session::load(path).map_err(|e| AiqError::Usage(format!("cannot restore {e}")))?)
+        }
         None => None,
     };
     let wanted = source_arg
@@ -55,7 +57,9 @@ pub fn run(
         .or_else(|| session.as_ref().map(|s| s.data_source.clone()));
     let model = ctx.connect_model(&ask.model)?;
     interrupt::install();
+    let waiting = super::progress::opening(ctx, wanted.as_deref());
     let opened = ctx.open_source(wanted.as_deref(), run.allow_write)?;
+    drop(waiting);
     let keep = session.map(Keep::Session).unwrap_or(Keep::Nothing);
     let mut conversation = ctx.conversation(model, opened, keep, run, ask);
 
@@ -76,7 +80,11 @@ pub fn run(
     };
     let collector = Collector::new(&mut out, format, render, collect);
     let mut sink: Box<dyn EventSink + '_> = if stderr_tty {
-        Box::new(Console::new(collector, ctx.color_stderr(), run.yes))
+        Box::new(
+            Console::new(collector, ctx.color_stderr(), run.yes)
+                .quiet(ctx.global.quiet)
+                .stdout_tty(stdout_tty),
+        )
     } else {
         Box::new(collector)
     };

@@ -37,7 +37,9 @@ pub fn run(ctx: &Context<'_>, source_arg: Option<&str>, args: &RunArgs) -> Resul
     };
     let script = read(file)?;
     interrupt::install();
+    let waiting = super::progress::opening(ctx, source_arg);
     let opened = ctx.open_source(source_arg, args.allow_write)?;
+    drop(waiting);
     let (format, render) = output_setup(ctx, args);
     let stdout = io::stdout();
     let mut out = io::BufWriter::with_capacity(64 * 1024, stdout.lock());
@@ -47,8 +49,14 @@ pub fn run(ctx: &Context<'_>, source_arg: Option<&str>, args: &RunArgs) -> Resul
         ..CollectOptions::default()
     };
     let collector = Collector::new(&mut out, format, render, collect);
+    // On a terminal: host calls as they happen, an indicator while a
+    // statement runs, a footer under the result.
     let mut sink: Box<dyn EventSink + '_> = if io::stderr().is_terminal() {
-        Box::new(Console::new(collector, ctx.color_stderr(), args.yes))
+        Box::new(
+            Console::new(collector, ctx.color_stderr(), args.yes)
+                .quiet(ctx.global.quiet)
+                .stdout_tty(io::stdout().is_terminal()),
+        )
     } else {
         Box::new(collector)
     };

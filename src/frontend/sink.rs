@@ -6,7 +6,9 @@
 use std::cell::RefCell;
 use std::io::{self, BufRead, IsTerminal, Write};
 use std::rc::Rc;
+use std::sync::Arc;
 
+use super::progress::Counter;
 use super::stderr_line;
 use crate::agent::{ConfirmKind, Confirmation, Event, EventSink, Outcome};
 use crate::render::{self, Format, RenderOptions, Renderer};
@@ -30,18 +32,33 @@ pub struct CollectOptions {
 }
 
 /// The output, shared between the collector and the renderer of the
-/// current result.
+/// current result; counts the bytes written (for the export counter).
 #[derive(Clone)]
-struct Shared<'a>(Rc<RefCell<&'a mut dyn Write>>);
+struct Shared<'a>(Rc<RefCell<&'a mut dyn Write>>, Arc<Counter>);
 
 impl Write for Shared<'_> {
     fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
-        self.0.borrow_mut().write(buf)
+        let n = self.0.borrow_mut().write(buf)?;
+        self.1.add_bytes(n as u64);
+        Ok(n)
     }
 
     fn flush(&mut self) -> io::Result<()> {
         self.0.borrow_mut().flush()
     }
+}
+
+/// What the last result came to, for a footer.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Finished {
+    /// Rows read (for a write: rows changed).
+    pub rows: u64,
+    /// Of those, not shown (`--max-rows`).
+    pub hidden: u64,
+    /// There were more rows than read (not counted).
+    pub more: bool,
+    pub changed: bool,
+    pub elapsed: std::time::Duration,
 }
 
 /// Renders a conversation's results to `out`.
@@ -51,6 +68,8 @@ pub struct Collector<'a> {
     render: RenderOptions,
     options: CollectOptions,
     renderer: Option<Box<dyn Renderer + 'a>>,
+    counter: Arc<Counter>,
+    last: Option<Finished>,
 }
 
 impl<'a> Collector<'a> {
@@ -60,13 +79,31 @@ impl<'a> Collector<'a> {
         render: RenderOptions,
         options: CollectOptions,
     ) -> Self {
+        let counter = Arc::new(Counter::default());
         Collector {
-            out: Shared(Rc::new(RefCell::new(out))),
+            out: Shared(Rc::new(RefCell::new(out)), Arc::clone(&counter)),
             format,
             render,
             options,
             renderer: None,
+            counter,
+            last: None,
         }
+    }
+
+    /// Rows and bytes written so far (the export counter reads it).
+    pub fn counter(&self) -> Arc<Counter> {
+        Arc::clone(&self.counter)
+    }
+
+    /// The last result's rows and time, once it is finished.
+    pub fn last_result(&self) -> Option<Finished> {
+        self.last
+    }
+
+    /// The format results are shown in.
+    pub fn format(&self) -> Format {
+        self.format
     }
 
     /// `--sql-only`: the code is the output, even on a terminal.
@@ -86,8 +123,10 @@ impl<'a> Collector<'a> {
         rows: u64,
         changed: bool,
         elapsed: std::time::Duration,
+        more: bool,
     ) -> io::Result<()> {
         let mut hidden = 0;
+        let shown = self.renderer.is_some();
         if let Some(mut r) = self.renderer.take() {
             r.finish()?;
             hidden = r.hidden();
@@ -101,6 +140,15 @@ impl<'a> Collector<'a> {
         if self.options.verbose > 0 {
             stderr_line(&format!("{rows} rows in {elapsed:.1?}"));
         }
+        // A footer belongs to a result that was shown: the rows of a Lua
+        // program's `aiq.query` went to the program, not here.
+        self.last = (shown || changed).then_some(Finished {
+            rows,
+            hidden,
+            more,
+            changed,
+            elapsed,
+        });
         Ok(())
     }
 }
@@ -111,9 +159,15 @@ impl EventSink for Collector<'_> {
             Event::ThinkingStarted
             | Event::TextDelta(_)
             | Event::QueryStarted { .. }
-            | Event::ToolCall { .. }
             | Event::ToolResult { .. }
-            | Event::Usage(_) => {}
+            | Event::Usage(_)
+            | Event::StatusChanged(_) => {}
+            Event::ToolCall { name, arguments } => {
+                // Lookups are shown where the SQL is.
+                if self.options.show_sql {
+                    stderr_line(&format!("→ {name} {arguments}"));
+                }
+            }
             Event::Proposed { code, .. } => {
                 if self.options.sql_only {
                     writeln!(self.out, "{code}")?;
@@ -130,9 +184,11 @@ impl EventSink for Collector<'_> {
                 // Each statement gets a renderer of its own, so nothing of a
                 // failed attempt leaks into the next.
                 self.renderer = None;
+                self.last = None;
                 self.renderer().columns(&columns)?
             }
             Event::Rows(rows) => {
+                self.counter.add_rows(rows.len() as u64);
                 let r = self.renderer();
                 for row in &rows {
                     r.row(row)?;
@@ -142,7 +198,8 @@ impl EventSink for Collector<'_> {
                 rows,
                 changed,
                 elapsed,
-            } => self.finish_result(rows, changed, elapsed)?,
+                more,
+            } => self.finish_result(rows, changed, elapsed, more)?,
             Event::Retrying { why, attempt } => {
                 stderr_line(&format!("aiq: retrying ({attempt}): {why}"))
             }

@@ -12,6 +12,8 @@ use futures_util::StreamExt;
 use reqwest::header::{HeaderMap, RETRY_AFTER};
 use reqwest::StatusCode;
 
+use crate::redact::{mask_password_of, redact_url};
+
 use super::{
     head, CancelToken, ChatModel, ChatRequest, LlmError, LlmErrorKind, StreamEvent, ToolCall,
 };
@@ -111,6 +113,10 @@ impl<W: Wire> ChatModel for HttpModel<W> {
         HttpModel::check(self)
     }
 
+    fn supports_tools(&self) -> bool {
+        self.tools
+    }
+
     fn chat(
         &self,
         request: ChatRequest<'_>,
@@ -142,6 +148,7 @@ impl<W: Wire> HttpModel<W> {
     pub(crate) fn check(&self) -> Result<String, LlmError> {
         let provider = self.wire.provider();
         let url = self.wire.models_url();
+        let shown = redact_url(&url);
         let result: Result<(StatusCode, String), reqwest::Error> = self.runtime.block_on(async {
             let response = self
                 .client
@@ -156,7 +163,7 @@ impl<W: Wire> HttpModel<W> {
             Ok((status, body)) if status.is_success() => {
                 let listed = body.contains(&format!("\"{}\"", self.model));
                 Ok(format!(
-                    "{provider} at {url} answers; model {} {}",
+                    "{provider} at {shown} answers; model {} {}",
                     self.model,
                     if listed {
                         "is listed"
@@ -168,7 +175,10 @@ impl<W: Wire> HttpModel<W> {
             Ok((status, body)) => Err(classify(provider, status, &body)),
             Err(e) => Err(LlmError::new(
                 LlmErrorKind::Unreachable,
-                format!("{provider}: cannot connect to {url} ({})", root_cause(&e)),
+                format!(
+                    "{provider}: cannot connect to {shown} ({})",
+                    mask_password_of(&url, &root_cause(&e))
+                ),
             )),
         }
     }
@@ -180,8 +190,29 @@ impl<W: Wire> HttpModel<W> {
     ) -> Result<(), LlmError> {
         let response = self.post(body, on_event).await?;
         let provider = self.wire.provider();
+        if self.stream && !is_event_stream(&response) {
+            // A server that answers a stream request with a page or a JSON
+            // error: say what came, in its own words.
+            let kind = content_type(&response);
+            let text = response.text().await.unwrap_or_default();
+            return Err(LlmError::new(
+                LlmErrorKind::Malformed,
+                format!(
+                    "{provider}: expected an event stream but the reply is {kind}: {:?}",
+                    head(text.trim(), QUOTE)
+                ),
+            ));
+        }
         if self.stream {
-            let mut events = response.bytes_stream().eventsource();
+            let seen = std::sync::Arc::new(std::sync::Mutex::new(Vec::<u8>::new()));
+            let keep = std::sync::Arc::clone(&seen);
+            let bytes = response.bytes_stream().inspect(move |chunk| {
+                if let (Ok(chunk), Ok(mut seen)) = (chunk, keep.lock()) {
+                    let room = QUOTE.saturating_sub(seen.len());
+                    seen.extend_from_slice(&chunk[..room.min(chunk.len())]);
+                }
+            });
+            let mut events = bytes.eventsource();
             let mut state = StreamState::default();
             while let Some(event) = events.next().await {
                 let event = event.map_err(|e| {
@@ -196,9 +227,18 @@ impl<W: Wire> HttpModel<W> {
                     return Ok(());
                 }
             }
+            let start = seen.lock().map(|s| s.clone()).unwrap_or_default();
+            let start = String::from_utf8_lossy(&start);
             return Err(LlmError::new(
                 LlmErrorKind::Malformed,
-                format!("{provider}: the reply stream ended before the answer was complete"),
+                if start.trim().is_empty() {
+                    format!("{provider}: the reply stream ended before the answer was complete (it was empty)")
+                } else {
+                    format!(
+                        "{provider}: the reply stream ended before the answer was complete; it began: {:?}",
+                        head(start.trim(), QUOTE)
+                    )
+                },
             ));
         }
         let text = response.text().await.map_err(|e| {
@@ -230,6 +270,7 @@ impl<W: Wire> HttpModel<W> {
     ) -> Result<reqwest::Response, LlmError> {
         let provider = self.wire.provider();
         let url = self.wire.url();
+        let shown = redact_url(&url);
         let mut delays = ExponentialBuilder::default()
             .with_min_delay(Duration::from_millis(200))
             .with_max_delay(Duration::from_secs(10))
@@ -239,7 +280,7 @@ impl<W: Wire> HttpModel<W> {
         let mut attempt: u32 = 0;
         loop {
             attempt += 1;
-            tracing::debug!(%url, attempt, body = %body, "{provider} request");
+            tracing::debug!(url = %shown, attempt, body = %body, "{provider} request");
             let sent = self
                 .client
                 .post(&url)
@@ -268,14 +309,17 @@ impl<W: Wire> HttpModel<W> {
                     };
                     let error = LlmError::new(
                         LlmErrorKind::Unreachable,
-                        format!("{provider}: {what} at {url} ({}); check the base URL and that the server is running", root_cause(&e)),
+                        format!("{provider}: {what} at {shown} ({}); check the base URL and that the server is running", mask_password_of(&url, &root_cause(&e))),
                     );
                     (error, None)
                 }
                 Err(e) => {
                     return Err(LlmError::new(
                         LlmErrorKind::Http,
-                        format!("{provider}: request to {url} failed: {}", root_cause(&e)),
+                        format!(
+                            "{provider}: request to {shown} failed: {}",
+                            mask_password_of(&url, &root_cause(&e))
+                        ),
                     ))
                 }
             };
@@ -289,6 +333,27 @@ impl<W: Wire> HttpModel<W> {
             });
             tokio::time::sleep(delay).await;
         }
+    }
+}
+
+fn content_type(response: &reqwest::Response) -> String {
+    response
+        .headers()
+        .get(reqwest::header::CONTENT_TYPE)
+        .and_then(|v| v.to_str().ok())
+        .unwrap_or("without a content type")
+        .to_string()
+}
+
+/// Event streams, and replies that do not say what they are (some local
+/// servers), are read as SSE.
+fn is_event_stream(response: &reqwest::Response) -> bool {
+    match response.headers().get(reqwest::header::CONTENT_TYPE) {
+        Some(v) => v
+            .to_str()
+            .map(|t| t.to_ascii_lowercase().contains("event-stream"))
+            .unwrap_or(false),
+        None => true,
     }
 }
 

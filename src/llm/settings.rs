@@ -65,7 +65,7 @@ impl std::fmt::Debug for Settings {
         f.debug_struct("Settings")
             .field("provider", &self.provider)
             .field("model", &self.model)
-            .field("base_url", &self.base_url)
+            .field("base_url", &crate::redact::redact_url(&self.base_url))
             .field("api_key", &self.api_key.as_ref().map(|_| "********"))
             .field("stream", &self.stream)
             .finish()
@@ -130,6 +130,7 @@ pub fn resolve(
             (format!("{host}/v1"), model)
         }
     };
+    check_url(&base_url)?;
     Ok(Settings {
         provider,
         model,
@@ -139,6 +140,19 @@ pub fn resolve(
         max_retries: config.max_retries,
         stream: !flags.no_stream,
     })
+}
+
+/// A base URL must be an http(s) URL: anything else is a usage error
+/// (exit 2), not an unreachable model.
+fn check_url(url: &str) -> Result<(), LlmError> {
+    let shown = crate::redact::redact_url(url);
+    match reqwest::Url::parse(url) {
+        Ok(u) if matches!(u.scheme(), "http" | "https") && u.host_str().is_some() => Ok(()),
+        _ => Err(LlmError::new(
+            LlmErrorKind::Usage,
+            format!("the model's base URL {shown:?} is not an http(s) URL (give one like http://localhost:8080/v1 with --base-url, AIQ_BASE_URL or [llm] base_url)"),
+        )),
+    }
 }
 
 /// `OLLAMA_HOST` may be `host:port` without a scheme; a base URL given for

@@ -103,6 +103,7 @@ impl AnswerKind for LuaAnswers {
                 changed: report.changed,
             },
             preview: report.preview,
+            more: false,
             output: Some(report.output),
         })
     }

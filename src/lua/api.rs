@@ -395,12 +395,7 @@ impl<'a> Host<'a> {
             ..Call::default()
         };
         let Some(table) = self.env.catalog.table(&name) else {
-            let near = self
-                .env
-                .catalog
-                .nearest(&name)
-                .map(|n| format!("; did you mean {n}?"))
-                .unwrap_or_default();
+            let near = self.env.catalog.did_you_mean(&name);
             let message = format!("no table named {name}{near}");
             call.error = Some(message.clone());
             self.called(call, message.clone())?;

@@ -12,7 +12,7 @@ use mlua::{Lua, LuaString, Table, Value as LuaValue};
 use super::api::ShownTable;
 use super::convert::{carried_columns, cell, from_lua, type_name};
 use super::limits::Stop;
-use crate::agent::runner::Preview;
+use crate::agent::runner::{unique_names, Preview};
 use crate::agent::Event;
 use crate::schema::{Table as SchemaTable, TableKind};
 use crate::source::{Column, RowSink, Value};
@@ -139,7 +139,8 @@ impl<'l> LuaRows<'l> {
 
 impl RowSink for LuaRows<'_> {
     fn columns(&mut self, columns: &[Column]) -> io::Result<()> {
-        self.columns = distinct(columns.iter().map(|c| c.name.as_str()));
+        let (columns, _) = unique_names(columns);
+        self.columns = columns.into_iter().map(|c| c.name).collect();
         let names: mlua::Result<Vec<LuaString>> = self
             .columns
             .iter()
@@ -169,22 +170,6 @@ impl RowSink for LuaRows<'_> {
             Err(e) => self.failed(RowsFailure::Lua(e)),
         }
     }
-}
-
-/// Column names as row keys: a repeated name gets `_2`, `_3`, … so no
-/// column hides another.
-fn distinct<'n>(names: impl Iterator<Item = &'n str>) -> Vec<String> {
-    let mut out: Vec<String> = Vec::new();
-    for name in names {
-        let mut candidate = name.to_string();
-        let mut n = 1;
-        while out.contains(&candidate) {
-            n += 1;
-            candidate = format!("{name}_{n}");
-        }
-        out.push(candidate);
-    }
-    out
 }
 
 /// `aiq.schema(name)`: `{name, kind, row_estimate, comment, columns =
@@ -292,6 +277,7 @@ pub fn show(
         rows: list.len() as u64,
         elapsed,
         changed: false,
+        more: false,
     })
     .map_err(ShowError::Sink)?;
     Ok(Ok(ShownTable {
@@ -363,14 +349,6 @@ fn keys(list: &[Table]) -> mlua::Result<Vec<String>> {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn repeated_column_names_stay_apart() {
-        assert_eq!(
-            distinct(["id", "id", "name", "id"].into_iter()),
-            ["id", "id_2", "name", "id_3"]
-        );
-    }
 
     fn shown(code: &str, columns: Option<Vec<String>>) -> (Vec<Event>, Result<ShownTable, String>) {
         let lua = Lua::new();

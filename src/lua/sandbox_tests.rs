@@ -248,3 +248,9 @@ fn rows_into_lua_count_against_the_memory_limit() {
     );
     assert!(error(r).contains("memory limit of 1 MB"));
 }
+
+#[test]
+fn repeated_column_names_stay_apart() {
+    let r = lua("local r = aiq.query('SELECT 1 AS id, 2 AS id, 3 AS id_2') print(table.concat(r.columns, ','), r[1].id, r[1].id_2, r[1].id_3)");
+    assert_eq!(output(&r), "id,id_3,id_2\t1\t3\t2\n");
+}

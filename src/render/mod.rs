@@ -11,8 +11,9 @@ mod table;
 use std::fmt;
 use std::io::{self, Write};
 use std::str::FromStr;
+use std::time::{Duration, Instant};
 
-use crate::source::{Column, RowSink, Value};
+use crate::source::{Column, EnoughRows, RowSink, Value};
 
 /// An output format.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -84,7 +85,15 @@ pub struct RenderOptions {
     pub color: bool,
     /// The terminal width for `table`, if output goes to a terminal.
     pub width: Option<u16>,
+    /// `table`/`markdown`: how long to go on counting the rows beyond
+    /// `max_rows` once the shown ones are drawn; then "… more rows" (not
+    /// counted). `None` counts them all.
+    pub count_budget: Option<Duration>,
 }
+
+/// How long a table counts the rows it does not show (SPEC §2.1: counting
+/// must not hold the shown rows back, nor the prompt for long).
+pub const COUNT_BUDGET: Duration = Duration::from_secs(1);
 
 /// A renderer: a [`RowSink`] that also knows how to close its output.
 pub trait Renderer: RowSink {
@@ -109,6 +118,8 @@ pub fn renderer<'a>(
             options,
             grid: Grid::new(),
             limit,
+            counting_since: None,
+            gave_up: false,
         }),
         Format::Csv => Box::new(delimited::CsvRenderer::new(out, limit)),
         Format::Tsv => Box::new(delimited::TsvRenderer::new(out, limit)),
@@ -146,21 +157,42 @@ impl Limit {
     }
 }
 
-/// The line shown under a truncated `table`/`markdown` result.
-fn more_rows_line(hidden: u64) -> String {
-    let noun = if hidden == 1 { "row" } else { "rows" };
-    format!("… {hidden} more {noun} (use --max-rows to show more)")
+/// The line shown under a truncated `table`/`markdown` result; `None`
+/// hidden rows when they were not counted.
+fn more_rows_line(hidden: Option<u64>) -> String {
+    match hidden {
+        Some(1) => "… 1 more row (use --max-rows to show more)".into(),
+        Some(n) => format!("… {n} more rows (use --max-rows to show more)"),
+        None => "… more rows (not counted; use --max-rows to show more)".into(),
+    }
 }
 
 /// `table` and `markdown`: they need every shown row (for column widths and
-/// alignment) before drawing, so they keep at most `max_rows` rows and count
-/// the rest, then draw once in `finish`.
+/// alignment) before drawing, so they keep at most `max_rows` rows and draw
+/// as soon as the next row shows there are more (or the result ends); then
+/// they count the rest for at most `count_budget` and stop the rows there.
 struct GridRenderer<'a> {
     out: Box<dyn Write + 'a>,
     format: Format,
     options: RenderOptions,
     grid: Grid,
     limit: Limit,
+    /// Set once the shown rows are drawn and the rest are being counted.
+    counting_since: Option<Instant>,
+    /// Counting took too long: the rest is not counted.
+    gave_up: bool,
+}
+
+impl GridRenderer<'_> {
+    fn draw(&mut self) -> io::Result<()> {
+        let mut text = match self.format {
+            Format::Markdown => markdown::draw(&self.grid),
+            _ => table::draw(&self.grid, &self.options),
+        };
+        text.push('\n');
+        self.out.write_all(text.as_bytes())?;
+        self.out.flush()
+    }
 }
 
 impl RowSink for GridRenderer<'_> {
@@ -172,6 +204,19 @@ impl RowSink for GridRenderer<'_> {
     fn row(&mut self, row: &[Value]) -> io::Result<()> {
         if self.limit.admit() {
             self.grid.push(row);
+            return Ok(());
+        }
+        let Some(since) = self.counting_since else {
+            // The first row beyond the shown ones: draw those now.
+            self.draw()?;
+            self.counting_since = Some(Instant::now());
+            return Ok(());
+        };
+        if let Some(budget) = self.options.count_budget {
+            if self.limit.seen.is_multiple_of(1024) && since.elapsed() >= budget {
+                self.gave_up = true;
+                return Err(EnoughRows::error());
+            }
         }
         Ok(())
     }
@@ -182,20 +227,19 @@ impl Renderer for GridRenderer<'_> {
         if self.grid.columns.is_empty() {
             return Ok(());
         }
-        let mut text = match self.format {
-            Format::Markdown => markdown::draw(&self.grid),
-            _ => table::draw(&self.grid, &self.options),
-        };
-        text.push('\n');
+        if self.counting_since.is_none() {
+            self.draw()?;
+        }
         let hidden = self.limit.hidden();
-        if hidden > 0 {
+        if hidden > 0 || self.gave_up {
+            let mut text = String::new();
             if self.format == Format::Markdown {
                 text.push('\n');
             }
-            text.push_str(&more_rows_line(hidden));
+            text.push_str(&more_rows_line((!self.gave_up).then_some(hidden)));
             text.push('\n');
+            self.out.write_all(text.as_bytes())?;
         }
-        self.out.write_all(text.as_bytes())?;
         self.out.flush()
     }
 
@@ -267,6 +311,7 @@ mod tests {
                     max_rows,
                     color: false,
                     width: None,
+                    count_budget: None,
                 },
             );
             r.columns(columns).unwrap();

@@ -2,10 +2,14 @@
 //! estimates, sample values) and its compact text form — the same text
 //! `aiq schema` prints and the model is given. Pure data and formatting.
 
+pub mod cache;
+
 use std::fmt::Write as _;
 
+use serde::{Deserialize, Serialize};
+
 /// Everything aiq knows about a source's schema.
-#[derive(Debug, Clone, Default, PartialEq)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct Catalog {
     /// The engine's name, e.g. `SQLite 3.50.4`.
     pub engine: String,
@@ -14,7 +18,7 @@ pub struct Catalog {
 }
 
 /// A table or view.
-#[derive(Debug, Clone, Default, PartialEq)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct Table {
     /// Schema-qualified where the engine has schemas other than the default.
     pub name: String,
@@ -26,7 +30,7 @@ pub struct Table {
     pub comment: Option<String>,
 }
 
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub enum TableKind {
     #[default]
     Table,
@@ -34,7 +38,7 @@ pub enum TableKind {
 }
 
 /// A column of a table or view.
-#[derive(Debug, Clone, Default, PartialEq)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct ColumnInfo {
     pub name: String,
     pub type_name: String,
@@ -45,7 +49,7 @@ pub struct ColumnInfo {
 }
 
 /// `columns` of this table reference `ref_columns` of `ref_table`.
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct ForeignKey {
     pub columns: Vec<String>,
     pub ref_table: String,
@@ -53,20 +57,23 @@ pub struct ForeignKey {
 }
 
 impl Catalog {
+    /// `"; did you mean NAME?"` for the table name closest to `name`, or
+    /// nothing for an empty catalog.
+    pub fn did_you_mean(&self, name: &str) -> String {
+        let wanted = name.to_lowercase();
+        self.tables
+            .iter()
+            .map(|t| t.name.as_str())
+            .min_by_key(|n| strsim::levenshtein(&n.to_lowercase(), &wanted))
+            .map(|n| format!("; did you mean {n}?"))
+            .unwrap_or_default()
+    }
+
     /// Finds a table by name, case-insensitively.
     pub fn table(&self, name: &str) -> Option<&Table> {
         self.tables
             .iter()
             .find(|t| t.name.eq_ignore_ascii_case(name))
-    }
-
-    /// The table whose name is closest to `name` (for "did you mean …?").
-    pub fn nearest(&self, name: &str) -> Option<&str> {
-        let lower = name.to_lowercase();
-        self.tables
-            .iter()
-            .map(|t| t.name.as_str())
-            .min_by_key(|n| strsim::levenshtein(&n.to_lowercase(), &lower))
     }
 
     /// The compact text form of every table (see [`Table::render`]).
@@ -79,7 +86,76 @@ impl Catalog {
     }
 }
 
+/// How much of a table a description carries. Fitting a small window
+/// gives detail up in this order, from the most to the least.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+pub enum Detail {
+    /// Named in a list only.
+    NameOnly,
+    /// One line: the columns' names, keys and references, no types.
+    Columns,
+    /// Columns with types, keys and references, no sample values.
+    Types,
+    /// Everything (what `aiq schema` prints).
+    Full,
+}
+
 impl Table {
+    /// Appends the table's text at `detail` (nothing for `NameOnly`).
+    pub fn render_at(&self, detail: Detail, out: &mut String) {
+        match detail {
+            Detail::Full => self.render(out),
+            Detail::Types => self.render_with(out, false),
+            Detail::Columns => self.render_line(out),
+            Detail::NameOnly => {}
+        }
+    }
+
+    /// `table orders (~5000 rows): id pk, customer_id -> customers.id, status`
+    fn render_line(&self, out: &mut String) {
+        self.render_head(out);
+        out.push(':');
+        let single_pk = self.columns.iter().filter(|c| c.primary_key).count() == 1;
+        for (i, col) in self.columns.iter().enumerate() {
+            out.push_str(if i == 0 { " " } else { ", " });
+            out.push_str(&col.name);
+            if col.primary_key && single_pk {
+                out.push_str(" pk");
+            }
+            self.render_reference(col, out);
+        }
+        out.push('\n');
+    }
+
+    fn render_head(&self, out: &mut String) {
+        out.push_str(match self.kind {
+            TableKind::Table => "table ",
+            TableKind::View => "view ",
+        });
+        out.push_str(&self.name);
+        if let Some(n) = self.row_estimate {
+            let _ = write!(out, " (~{n} rows)");
+        }
+        if let Some(c) = self.comment.as_deref().filter(|c| !c.is_empty()) {
+            out.push_str(" -- ");
+            out.push_str(c);
+        }
+    }
+
+    fn render_reference(&self, col: &ColumnInfo, out: &mut String) {
+        for fk in &self.foreign_keys {
+            if let [only] = fk.columns.as_slice() {
+                if *only == col.name {
+                    let target = fk.ref_columns.first().map(String::as_str).unwrap_or("?");
+                    out.push_str(" -> ");
+                    out.push_str(&fk.ref_table);
+                    out.push('.');
+                    out.push_str(target);
+                }
+            }
+        }
+    }
+
     /// Appends the compact text form:
     ///
     /// ```text
@@ -89,44 +165,32 @@ impl Table {
     ///   status TEXT not null, e.g. 'delivered', 'shipped'
     /// ```
     pub fn render(&self, out: &mut String) {
-        let kind = match self.kind {
-            TableKind::Table => "table",
-            TableKind::View => "view",
-        };
-        let _ = write!(out, "{kind} {}", self.name);
-        if let Some(n) = self.row_estimate {
-            let _ = write!(out, " (~{n} rows)");
-        }
-        if let Some(c) = self.comment.as_deref().filter(|c| !c.is_empty()) {
-            let _ = write!(out, " -- {c}");
-        }
+        self.render_with(out, true);
+    }
+
+    fn render_with(&self, out: &mut String, samples: bool) {
+        // push_str rather than write!: this runs for every table of every
+        // prompt and of `aiq schema`, and formatting machinery is slow.
+        self.render_head(out);
         out.push('\n');
         let single_pk = self.columns.iter().filter(|c| c.primary_key).count() == 1;
         for col in &self.columns {
-            let _ = write!(out, "  {}", col.name);
+            out.push_str("  ");
+            out.push_str(&col.name);
             if !col.type_name.is_empty() {
-                let _ = write!(out, " {}", col.type_name);
+                out.push(' ');
+                out.push_str(&col.type_name);
             }
             if col.primary_key && single_pk {
                 out.push_str(" primary key");
             } else if !col.nullable {
                 out.push_str(" not null");
             }
-            for fk in &self.foreign_keys {
-                if let [only] = fk.columns.as_slice() {
-                    if *only == col.name {
-                        let target = fk.ref_columns.first().map(String::as_str).unwrap_or("?");
-                        let _ = write!(out, " -> {}.{}", fk.ref_table, target);
-                    }
-                }
-            }
-            if !col.samples.is_empty() {
-                let quoted: Vec<String> = col
-                    .samples
-                    .iter()
-                    .map(|s| format!("'{}'", s.replace('\'', "''")))
-                    .collect();
-                let _ = write!(out, ", e.g. {}", quoted.join(", "));
+            self.render_reference(col, out);
+            for (i, s) in col.samples.iter().enumerate().filter(|_| samples) {
+                out.push_str(if i == 0 { ", e.g. '" } else { ", '" });
+                out.push_str(&s.replace('\'', "''"));
+                out.push('\'');
             }
             out.push('\n');
         }

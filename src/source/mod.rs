@@ -8,6 +8,7 @@
 //! prints; errors carry messages a person can act on.
 
 mod duckdb;
+mod duckdb_values;
 mod mysql;
 mod postgres;
 mod saved;
@@ -121,6 +122,33 @@ pub enum ExecError {
     Output(#[from] io::Error),
 }
 
+/// What a [`RowSink`] returns (inside an `io::Error`) when it has every row
+/// it will show: the engine stops the statement there, and the result
+/// counts as cut short, not as failed (a table that has drawn its rows and
+/// gives up counting the rest).
+#[derive(Debug)]
+pub struct EnoughRows;
+
+impl std::fmt::Display for EnoughRows {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("no more rows are needed")
+    }
+}
+
+impl std::error::Error for EnoughRows {}
+
+impl EnoughRows {
+    /// The error a sink returns to stop the rows.
+    pub fn error() -> io::Error {
+        io::Error::other(EnoughRows)
+    }
+
+    /// True for that error.
+    pub fn is(e: &io::Error) -> bool {
+        e.get_ref().is_some_and(|inner| inner.is::<EnoughRows>())
+    }
+}
+
 /// Errors from opening or introspecting a source (exit code 3).
 #[derive(Debug, thiserror::Error)]
 #[error("{0}")]
@@ -151,6 +179,25 @@ pub trait DataSource: Send {
         cancel: &CancelToken,
     ) -> Result<QueryStats, ExecError>;
 
+    /// Things the user should know about the source as opened (a data file
+    /// in a folder that was skipped, and why).
+    fn warnings(&self) -> Vec<String> {
+        Vec::new()
+    }
+
+    /// A cheap token that changes whenever the catalog (or the data its
+    /// estimates and samples come from) may have changed: the key of the
+    /// catalog cache. `None`: never cache (an in-memory database).
+    fn fingerprint(&self) -> Option<String> {
+        None
+    }
+
+    /// Why statements that change data cannot work here, if they cannot
+    /// (data files are read through views: nothing would be written back).
+    fn refuses_writes(&self) -> Option<&'static str> {
+        None
+    }
+
     /// For a database server: its version, and whether the session is
     /// confirmed read-only. `None` for files.
     fn server_status(&self) -> Option<ServerStatus> {
@@ -172,6 +219,65 @@ impl SourceSpec {
             },
         }
     }
+}
+
+impl SourceSpec {
+    /// What the source is, for the catalog cache: its engine and canonical
+    /// path(s), or its URL without password. `None` for an in-memory
+    /// database.
+    pub fn identity(&self) -> Option<String> {
+        let canonical = |p: &std::path::Path| {
+            std::fs::canonicalize(p)
+                .unwrap_or_else(|_| p.to_path_buf())
+                .display()
+                .to_string()
+        };
+        match self {
+            SourceSpec::Sqlite(p) => Some(format!("sqlite:{}", canonical(p))),
+            SourceSpec::DuckDb(p) => Some(format!("duckdb:{}", canonical(p))),
+            SourceSpec::DuckDbMemory => None,
+            SourceSpec::DataFiles { root, files } => {
+                let names: Vec<String> = files.iter().map(|f| canonical(&f.path)).collect();
+                Some(format!("files:{}:{}", canonical(root), names.join(",")))
+            }
+            SourceSpec::Server(s) => Some(format!("server:{}", strip_password(&s.url))),
+        }
+    }
+}
+
+/// The size and modification time of each file (and of a `-wal`/`.wal`
+/// beside it): changes whenever anything is written to them.
+pub(crate) fn files_fingerprint(paths: &[std::path::PathBuf]) -> String {
+    let mut out = String::new();
+    for p in paths {
+        for file in [p.clone(), wal_of(p)] {
+            match std::fs::metadata(&file) {
+                Ok(m) => {
+                    let modified = m
+                        .modified()
+                        .ok()
+                        .and_then(|t| t.duration_since(std::time::UNIX_EPOCH).ok())
+                        .map(|d| d.as_nanos())
+                        .unwrap_or(0);
+                    out.push_str(&format!("{}:{}:{modified};", file.display(), m.len()));
+                }
+                Err(_) => out.push_str(&format!("{}:-;", file.display())),
+            }
+        }
+    }
+    out
+}
+
+fn wal_of(p: &std::path::Path) -> std::path::PathBuf {
+    let mut name = p.as_os_str().to_owned();
+    name.push(".wal");
+    let duck = std::path::PathBuf::from(name);
+    if duck.exists() {
+        return duck;
+    }
+    let mut name = p.as_os_str().to_owned();
+    name.push("-wal");
+    std::path::PathBuf::from(name)
 }
 
 /// Opens the source a [`SourceSpec`] names.

@@ -18,8 +18,8 @@ use sqlx::mysql::{MySqlColumn, MySqlConnectOptions, MySqlConnection, MySqlQueryR
 use sqlx::{Column as _, ConnectOptions, Connection, Executor, Row, Statement, TypeInfo};
 
 use super::server::{
-    self, bytes_value, cancel_in_background, exec_error, pump, sample_columns, text, Collect,
-    Liveness, ServerStatus, SAMPLE_BUDGET,
+    self, bytes_value, cancel_on_server, exec_error, pump, sample_columns, text, Collect, Liveness,
+    ServerStatus, SAMPLE_BUDGET,
 };
 use super::spec::{redact_url, ServerSpec};
 use super::{
@@ -190,7 +190,7 @@ impl MySqlSource {
             .await
             .map_err(|e| self.error(e))?;
         let result = self.stream(conn, sql, sink, cancelled).await;
-        let _ = sqlx::raw_sql("ROLLBACK").execute(&mut *conn).await;
+        server::end_read(&mut *conn).await;
         result
     }
 
@@ -258,6 +258,7 @@ impl MySqlSource {
             rows,
             sink,
             cancelled,
+            &self.canceller(true),
             |done: &MySqlQueryResult| done.rows_affected(),
             |row: &MySqlRow, out| decode_row(row, &kinds, true, out),
             |e| self.error(e),
@@ -287,6 +288,7 @@ impl MySqlSource {
                 rows,
                 &mut first,
                 cancelled,
+                &self.canceller(true),
                 |done: &MySqlQueryResult| done.rows_affected(),
                 |row: &MySqlRow, out| {
                     if kinds.is_empty() && !row.columns().is_empty() {
@@ -306,13 +308,16 @@ impl MySqlSource {
         Ok(counts)
     }
 
-    fn canceller(&self) -> impl Fn() + Send + Sync + 'static {
+    /// Cancels the statement running on the server, from a second
+    /// connection; with `wait`, returns only once the server has it (so a
+    /// cancel never lands on a later statement).
+    fn canceller(&self, wait: bool) -> impl Fn() + Send + Sync + 'static {
         let connect = self.connect.clone();
         let id = Arc::clone(&self.connection_id);
         move || {
             let connect = connect.clone();
             let id = id.load(Ordering::SeqCst);
-            cancel_in_background(move || {
+            cancel_on_server(wait, move || {
                 let Ok(rt) = server::runtime() else { return };
                 rt.block_on(async {
                     if let Ok(mut c) = MySqlConnection::connect_with(&connect).await {
@@ -377,6 +382,20 @@ impl DataSource for MySqlSource {
         EngineKind::MySql
     }
 
+    fn fingerprint(&self) -> Option<String> {
+        let out = self
+            .internal(FINGERPRINT, None)
+            .map_err(|e| tracing::info!("no catalog fingerprint: {e}"))
+            .ok()?;
+        Some(
+            out.rows
+                .iter()
+                .flat_map(|r| r.iter().map(Value::to_text))
+                .collect::<Vec<_>>()
+                .join(";"),
+        )
+    }
+
     fn introspect(&self) -> Result<Catalog, SourceError> {
         introspect(self).map_err(|e| {
             SourceError(format!(
@@ -396,7 +415,7 @@ impl DataSource for MySqlSource {
         // statement claims to be.
         let write = sql.access() == Access::Write && self.options.allow_write;
         let timeout = self.options.timeout;
-        Guard::execute(sql, timeout, cancel, self.canceller(), || {
+        Guard::execute(sql, timeout, cancel, self.canceller(false), || {
             server::run_statement(&self.rt, &self.conn, &self.live, write, async |conn| {
                 self.revive(conn).await?;
                 if !write {
@@ -415,6 +434,22 @@ impl DataSource for MySqlSource {
         Some(self.status.clone())
     }
 }
+
+/// Checksums of the database's tables (with their row estimates and last
+/// update), columns and keys, for the catalog cache: quick catalog queries
+/// (a sum of CRC32s, so no `group_concat` length limit applies).
+const FINGERPRINT: &str = "\
+    SELECT COUNT(*), COALESCE(SUM(CRC32(CONCAT_WS(':', TABLE_NAME, TABLE_TYPE, IFNULL(TABLE_ROWS, 0), \
+      IFNULL(UPDATE_TIME, ''), TABLE_COMMENT))), 0) \
+    FROM information_schema.TABLES WHERE TABLE_SCHEMA = DATABASE() \
+    UNION ALL \
+    SELECT COUNT(*), COALESCE(SUM(CRC32(CONCAT_WS(':', TABLE_NAME, ORDINAL_POSITION, COLUMN_NAME, COLUMN_TYPE, \
+      IS_NULLABLE, COLUMN_KEY, COLUMN_COMMENT))), 0) \
+    FROM information_schema.COLUMNS WHERE TABLE_SCHEMA = DATABASE() \
+    UNION ALL \
+    SELECT COUNT(*), COALESCE(SUM(CRC32(CONCAT_WS(':', TABLE_NAME, COLUMN_NAME, CONSTRAINT_NAME, \
+      IFNULL(REFERENCED_TABLE_NAME, ''), IFNULL(REFERENCED_COLUMN_NAME, '')))), 0) \
+    FROM information_schema.KEY_COLUMN_USAGE WHERE TABLE_SCHEMA = DATABASE()";
 
 /// Tables and views of the selected database: columns in one query, foreign
 /// keys in another, samples in a third.

@@ -19,8 +19,8 @@ use sqlx::postgres::{
 use sqlx::{Column as _, ConnectOptions, Connection, Executor, Row, Statement, TypeInfo, ValueRef};
 
 use super::server::{
-    self, bytes_value, cancel_in_background, exec_error, pump, sample_columns, text, Collect,
-    Liveness, ServerStatus, SAMPLE_BUDGET,
+    self, bytes_value, cancel_on_server, exec_error, pump, sample_columns, text, Collect, Liveness,
+    ServerStatus, SAMPLE_BUDGET,
 };
 use super::spec::{redact_url, ServerSpec};
 use super::{
@@ -28,8 +28,8 @@ use super::{
     OpenOptions, QueryStats, RowSink, SourceError, Value,
 };
 use crate::safety::{Access, CheckedSql};
+use crate::schema::{offer_sample, sample_targets, TableKind, SAMPLE_ROWS};
 use crate::schema::{Catalog, ColumnInfo, ForeignKey, Table};
-use crate::schema::{TableKind, SAMPLE_ROWS};
 
 pub(crate) struct PostgresSource {
     rt: tokio::runtime::Runtime,
@@ -142,7 +142,7 @@ impl PostgresSource {
             Ok(_) => self.stream(conn, sql, sink, cancelled).await,
             Err(e) => Err(self.error(e)),
         };
-        let _ = sqlx::raw_sql("ROLLBACK").execute(&mut *conn).await;
+        server::end_read(&mut *conn).await;
         result
     }
 
@@ -201,6 +201,7 @@ impl PostgresSource {
             rows,
             sink,
             cancelled,
+            &self.canceller(true),
             |done: &sqlx::postgres::PgQueryResult| done.rows_affected(),
             |row: &PgRow, out| {
                 for (i, d) in decoders.iter().enumerate() {
@@ -215,13 +216,16 @@ impl PostgresSource {
         .await
     }
 
-    fn canceller(&self) -> impl Fn() + Send + Sync + 'static {
+    /// Cancels the statement running on the server, from a second
+    /// connection; with `wait`, returns only once the server has it (so a
+    /// cancel never lands on a later statement).
+    fn canceller(&self, wait: bool) -> impl Fn() + Send + Sync + 'static {
         let connect = self.connect.clone();
         let pid = Arc::clone(&self.pid);
         move || {
             let connect = connect.clone();
             let pid = pid.load(Ordering::SeqCst);
-            cancel_in_background(move || {
+            cancel_on_server(wait, move || {
                 let Ok(rt) = server::runtime() else { return };
                 rt.block_on(async {
                     if let Ok(mut c) = PgConnection::connect_with(&connect).await {
@@ -253,6 +257,15 @@ impl DataSource for PostgresSource {
         introspect(self).map_err(|e| SourceError(format!("cannot read the PostgreSQL schema: {e}")))
     }
 
+    fn fingerprint(&self) -> Option<String> {
+        let out = self
+            .internal(FINGERPRINT, None)
+            .map_err(|e| tracing::info!("no catalog fingerprint: {e}"))
+            .ok()?;
+        let row = out.rows.first()?;
+        Some(row.iter().map(Value::to_text).collect::<Vec<_>>().join(";"))
+    }
+
     fn execute(
         &self,
         sql: &CheckedSql,
@@ -262,22 +275,96 @@ impl DataSource for PostgresSource {
         // A source opened read-only runs everything as a read, whatever the
         // statement claims to be.
         let write = sql.access() == Access::Write && self.options.allow_write;
-        Guard::execute(sql, self.options.timeout, cancel, self.canceller(), || {
-            server::run_statement(&self.rt, &self.conn, &self.live, write, async |conn| {
-                self.revive(conn).await?;
-                if write {
-                    self.stream(conn, sql.sql(), sink, cancel).await
-                } else {
-                    self.read(conn, sql.sql(), None, sink, cancel).await
-                }
-            })
-        })
+        Guard::execute(
+            sql,
+            self.options.timeout,
+            cancel,
+            self.canceller(false),
+            || {
+                server::run_statement(&self.rt, &self.conn, &self.live, write, async |conn| {
+                    self.revive(conn).await?;
+                    if write {
+                        self.stream(conn, sql.sql(), sink, cancel).await
+                    } else {
+                        self.read(conn, sql.sql(), None, sink, cancel).await
+                    }
+                })
+            },
+        )
     }
 
     fn server_status(&self) -> Option<ServerStatus> {
         Some(self.status.clone())
     }
 }
+
+/// Sample values from the planner's statistics for every analyzed table
+/// the login may read (pg_stats shows only those); returns the tables that
+/// got their samples this way.
+fn stats_samples(source: &PostgresSource, tables: &mut [Table]) -> HashSet<String> {
+    let mut done = HashSet::new();
+    let Ok(stats) = source.internal(
+        "SELECT CASE WHEN schemaname = current_schema() THEN tablename ELSE schemaname || '.' || tablename END, \
+                attname, \
+                coalesce(most_common_vals::text::text[], '{}') || coalesce(histogram_bounds::text::text[], '{}') \
+         FROM pg_stats WHERE schemaname = ANY (current_schemas(false)) AND NOT inherited \
+         ORDER BY 1, 2",
+        Some(SAMPLE_BUDGET),
+    ) else {
+        return done;
+    };
+    let mut values: std::collections::HashMap<(String, String), Vec<String>> = Default::default();
+    for r in &stats.rows {
+        let cell = |i: usize| r.get(i).and_then(text).unwrap_or_default();
+        let list = match r.get(2) {
+            Some(Value::Json(j)) => serde_json::from_str::<Vec<Option<String>>>(j)
+                .unwrap_or_default()
+                .into_iter()
+                .flatten()
+                .collect(),
+            _ => Vec::new(),
+        };
+        done.insert(cell(0));
+        values.insert((cell(0), cell(1)), list);
+    }
+    for (ti, ci) in sample_targets(tables, false) {
+        let key = (tables[ti].name.clone(), tables[ti].columns[ci].name.clone());
+        if let Some(list) = values.get(&key) {
+            // The most common values first; shown in order, like samples
+            // read from the first rows.
+            let column = &mut tables[ti].columns[ci];
+            for v in list {
+                offer_sample(column, v);
+            }
+            column.samples.sort();
+        }
+    }
+    done
+}
+
+/// A checksum of what the catalog is made of — relations, columns, keys,
+/// comments, row estimates — and a count of the rows written since the
+/// server started, for the catalog cache: one quick catalog query (a sum
+/// of hashes, so nothing is sorted or concatenated).
+const FINGERPRINT: &str = "\
+    WITH rel AS (SELECT c.oid, c.relname, c.relkind, c.reltuples FROM pg_class c \
+      JOIN pg_namespace n ON n.oid = c.relnamespace \
+      WHERE n.nspname = ANY (current_schemas(false)) AND c.relkind IN ('r', 'v', 'm', 'f', 'p')), \
+    parts AS ( \
+      SELECT rel.oid::text || relname || relkind::text || reltuples::bigint AS x FROM rel \
+      UNION ALL \
+      SELECT a.attrelid::text || a.attnum || a.attname || a.atttypid || a.atttypmod || a.attnotnull \
+      FROM pg_attribute a JOIN rel ON rel.oid = a.attrelid WHERE a.attnum > 0 AND NOT a.attisdropped \
+      UNION ALL \
+      SELECT co.conrelid::text || co.contype::text || co.conkey::text || co.confrelid || coalesce(co.confkey::text, '') \
+      FROM pg_constraint co JOIN rel ON rel.oid = co.conrelid WHERE co.contype IN ('p', 'f') \
+      UNION ALL \
+      SELECT d.objoid::text || d.objsubid || d.description \
+      FROM pg_description d JOIN rel ON rel.oid = d.objoid WHERE d.classoid = 'pg_class'::regclass) \
+    SELECT count(*), sum(hashtextextended(x, 0)), \
+      (SELECT coalesce(sum(pg_stat_get_tuples_inserted(oid) + pg_stat_get_tuples_updated(oid) \
+         + pg_stat_get_tuples_deleted(oid)), 0) FROM rel) \
+    FROM parts";
 
 /// Tables, views, materialized views and foreign tables of the schemas on
 /// the search path, in two catalog queries plus one for samples.
@@ -367,9 +454,13 @@ fn introspect(source: &PostgresSource) -> Result<Catalog, ExecError> {
             });
         }
     }
+    // Analyzed tables have their samples in pg_stats already (the most
+    // common values, else histogram bounds): one catalog query, no table
+    // read. Only the others are read (their first rows).
+    let from_stats = stats_samples(source, &mut tables);
     sample_columns(
         &mut tables,
-        |table| unreadable.contains(table),
+        |table| unreadable.contains(table) || from_stats.contains(table),
         |k, table, column| {
             let (t, c) = (table_ref(table), quote_ident(column));
             format!(

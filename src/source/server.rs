@@ -186,6 +186,7 @@ pub(crate) async fn pump<A, R, S>(
     mut rows: S,
     sink: &mut dyn RowSink,
     cancelled: &CancelToken,
+    stop_on_server: &(dyn Fn() + Sync),
     affected: impl Fn(&A) -> u64,
     mut convert: impl FnMut(&R, &mut Vec<Value>),
     error: impl Fn(sqlx::Error) -> ExecError,
@@ -202,7 +203,14 @@ where
             Either::Right(row) => {
                 buf.clear();
                 convert(&row, &mut buf);
-                sink.row(&buf)?;
+                if let Err(e) = sink.row(&buf) {
+                    // The sink has what it needs: stop the statement on the
+                    // server too, so the rest is not sent and drained.
+                    if super::EnoughRows::is(&e) {
+                        stop_on_server();
+                    }
+                    return Err(e.into());
+                }
                 count += 1;
                 if count.is_multiple_of(4096) && cancelled.is_cancelled() {
                     return Err(ExecError::Cancelled);
@@ -211,6 +219,21 @@ where
         }
     }
     Ok((count, changed))
+}
+
+/// Ends a read's transaction. A statement stopped early (a cancel, a sink
+/// with enough rows) may leave its error pending on the connection, and the
+/// driver hands it to the next command — so a ROLLBACK that fails is sent
+/// once more, and the connection is never left in an aborted transaction.
+pub(crate) async fn end_read<C>(conn: &mut C)
+where
+    for<'c> &'c mut C: sqlx::Executor<'c>,
+{
+    for _ in 0..2 {
+        if sqlx::raw_sql("ROLLBACK").execute(&mut *conn).await.is_ok() {
+            return;
+        }
+    }
 }
 
 /// After this long without a statement, a connection is pinged before the
@@ -382,12 +405,16 @@ pub(crate) fn text(v: &Value) -> Option<String> {
     }
 }
 
-/// Runs `cancel` on a thread of its own (it opens a second connection and
-/// must not wait on the runtime the statement blocks).
-pub(crate) fn cancel_in_background(cancel: impl FnOnce() + Send + 'static) {
-    let _ = std::thread::Builder::new()
+/// Runs `cancel` (which opens a second connection and asks the server to
+/// stop the statement) on a thread of its own — it must not block the
+/// driver's runtime — and, with `wait`, waits for it.
+pub(crate) fn cancel_on_server(wait: bool, cancel: impl FnOnce() + Send + 'static) {
+    let spawned = std::thread::Builder::new()
         .name("aiq-cancel".into())
         .spawn(cancel);
+    if let (true, Ok(handle)) = (wait, spawned) {
+        let _ = handle.join();
+    }
 }
 
 /// Bytes as text when they are UTF-8, else as `\x…` hex.

@@ -242,3 +242,60 @@ fn cancelled_statements_leave_a_usable_connection() {
         assert_eq!(rows[0][0], Value::Int(5), "{:?}", server.engine);
     }
 }
+
+/// Stops wanting rows after `n` (a table that has drawn what it shows).
+struct TakeThen {
+    n: usize,
+    seen: usize,
+}
+
+impl super::RowSink for TakeThen {
+    fn columns(&mut self, _: &[super::Column]) -> std::io::Result<()> {
+        Ok(())
+    }
+    fn row(&mut self, _: &[Value]) -> std::io::Result<()> {
+        self.seen += 1;
+        if self.seen > self.n {
+            return Err(super::EnoughRows::error());
+        }
+        Ok(())
+    }
+}
+
+/// A sink that has enough stops a huge statement at once — on the server
+/// too, so nothing is left to drain — and the connection answers the next.
+#[test]
+fn enough_rows_stop_the_statement_on_the_server() {
+    for server in [servers::postgres(), servers::mariadb()]
+        .into_iter()
+        .flatten()
+    {
+        let source = open_server(server);
+        let huge = match server.engine {
+            servers::Engine::Postgres => {
+                "SELECT a * b FROM generate_series(1, 10000) a, generate_series(1, 10000) b"
+            }
+            servers::Engine::MariaDb => "SELECT a.seq FROM seq_1_to_10000 a, seq_1_to_10000 b",
+        };
+        let started = std::time::Instant::now();
+        let mut sink = TakeThen { n: 100, seen: 0 };
+        let r = source.execute(
+            &CheckedSql::unchecked_for_tests(huge),
+            &mut sink,
+            &super::CancelToken::new(),
+        );
+        assert!(
+            matches!(&r, Err(super::ExecError::Output(e)) if super::EnoughRows::is(e)),
+            "{:?}: {r:?}",
+            server.engine
+        );
+        assert!(
+            started.elapsed() < Duration::from_secs(10),
+            "{:?} took {:?}",
+            server.engine,
+            started.elapsed()
+        );
+        let rows = run(source.as_ref(), "SELECT count(*) FROM customers").unwrap();
+        assert_eq!(rows[0][0], Value::Int(5), "{:?}", server.engine);
+    }
+}

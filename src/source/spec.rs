@@ -8,6 +8,7 @@ use std::path::{Path, PathBuf};
 
 use super::saved::SavedSources;
 use super::SourceError;
+pub use crate::redact::{redact_url, strip_password};
 
 /// What a SOURCE argument resolved to.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -319,59 +320,6 @@ fn data_folder(dir: &Path) -> Result<SourceSpec, SourceError> {
         root: dir.to_path_buf(),
         files,
     })
-}
-
-/// The URL with any password replaced by `***`, for messages: it shows a
-/// password was given without showing it.
-pub fn redact_url(url: &str) -> String {
-    hide_password(url, Some("***"))
-}
-
-/// The URL without any password (`postgres://ann@host/db`): what sessions,
-/// labels and the config keep.
-pub fn strip_password(url: &str) -> String {
-    hide_password(url, None)
-}
-
-fn hide_password(url: &str, mask: Option<&str>) -> String {
-    let Some((scheme, rest)) = url.split_once("://") else {
-        return url.to_string();
-    };
-    let (authority, tail) = match rest.find(['/', '?']) {
-        Some(i) => rest.split_at(i),
-        None => (rest, ""),
-    };
-    let authority = match authority.rsplit_once('@') {
-        Some((userinfo, host)) => match (userinfo.split_once(':'), mask) {
-            (Some((user, _)), Some(mask)) => format!("{user}:{mask}@{host}"),
-            (Some((user, _)), None) => format!("{user}@{host}"),
-            (None, _) => authority.to_string(),
-        },
-        None => authority.to_string(),
-    };
-    // `?password=…` works too for PostgreSQL.
-    let tail = match tail.split_once('?') {
-        Some((path, query)) => {
-            let kept: Vec<String> = query
-                .split('&')
-                .filter_map(|pair| {
-                    let key = pair.split('=').next().unwrap_or("");
-                    if key.eq_ignore_ascii_case("password") {
-                        mask.map(|m| format!("{key}={m}"))
-                    } else {
-                        Some(pair.to_string())
-                    }
-                })
-                .collect();
-            if kept.is_empty() {
-                path.to_string()
-            } else {
-                format!("{path}?{}", kept.join("&"))
-            }
-        }
-        None => tail.to_string(),
-    };
-    format!("{scheme}://{authority}{tail}")
 }
 
 fn io_reason(e: &std::io::Error) -> String {

@@ -30,14 +30,18 @@ const DENIED_FUNCTIONS: &[&str] = &[
     "edit",
 ];
 
-/// How long introspection may spend on sample values.
-const SAMPLE_BUDGET: Duration = Duration::from_millis(150);
+/// How long introspection may spend on sample values. A safety net for
+/// pathological files only: sampling reads a bounded number of rows per
+/// table, so the same file always gives the same samples (and the same
+/// prompt).
+const SAMPLE_BUDGET: Duration = Duration::from_millis(1000);
 /// SQLite's default limit on members of a compound SELECT is 500.
 const COMPOUND_CHUNK: usize = 400;
 
 pub(crate) struct SqliteSource {
     conn: Connection,
     options: OpenOptions,
+    path: std::path::PathBuf,
 }
 
 impl SqliteSource {
@@ -51,11 +55,10 @@ impl SqliteSource {
             SourceError(format!("cannot open {} as SQLite: {}", path.display(), e))
         };
         let mut conn = Connection::open_with_flags(path, flags).map_err(fail)?;
-        // Reading the schema proves this is a SQLite database at all.
-        conn.query_row("SELECT count(*) FROM sqlite_schema", [], |r| {
-            r.get::<_, i64>(0)
-        })
-        .map_err(fail)?;
+        // Reading the header proves this is a SQLite database at all,
+        // without parsing every table's definition yet.
+        conn.query_row("PRAGMA schema_version", [], |r| r.get::<_, i64>(0))
+            .map_err(fail)?;
         conn.set_limit(Limit::SQLITE_LIMIT_ATTACHED, 0)
             .map_err(fail)?;
         conn.busy_timeout(Duration::from_secs(5)).map_err(fail)?;
@@ -65,7 +68,11 @@ impl SqliteSource {
             conn.execute_batch("PRAGMA query_only = 1").map_err(fail)?;
             conn.authorizer(Some(read_only_policy)).map_err(fail)?;
         }
-        Ok(SqliteSource { conn, options })
+        Ok(SqliteSource {
+            conn,
+            options,
+            path: path.to_path_buf(),
+        })
     }
 
     fn stream(
@@ -104,6 +111,17 @@ impl SqliteSource {
 impl DataSource for SqliteSource {
     fn kind(&self) -> EngineKind {
         EngineKind::Sqlite
+    }
+
+    fn fingerprint(&self) -> Option<String> {
+        let version: i64 = self
+            .conn
+            .query_row("PRAGMA schema_version", [], |r| r.get(0))
+            .ok()?;
+        Some(format!(
+            "schema {version};{}",
+            super::files_fingerprint(std::slice::from_ref(&self.path))
+        ))
     }
 
     fn introspect(&self) -> Result<Catalog, SourceError> {

@@ -24,8 +24,8 @@ pub enum Reply {
     Text(String),
     /// The model calls `run_sql` with this SQL.
     ToolSql(String),
-    /// The model calls `run_lua` with this program.
-    ToolLua(String),
+    /// The model calls this tool with these arguments.
+    Tool(&'static str, Value),
     /// An HTTP error with a body and an optional `Retry-After` (seconds).
     Status(u16, String, Option<u64>),
     /// 200 with a body that is not JSON.
@@ -305,11 +305,11 @@ fn stalled_sse(first: Vec<String>, rest: Vec<String>, hold: Duration, crlf: bool
         .unwrap()
 }
 
-/// The tool a tool-call reply calls, and its arguments.
-fn tool(reply: &Reply) -> Option<(&'static str, Value)> {
+/// The tool a reply calls, and its arguments.
+fn call_of(reply: &Reply) -> Option<(&str, Value)> {
     match reply {
-        Reply::ToolSql(sql) => Some(("run_sql", json!({"sql": sql}))),
-        Reply::ToolLua(code) => Some(("run_lua", json!({"code": code}))),
+        Reply::ToolSql(sql) => Some(("run_sql", json!({ "sql": sql }))),
+        Reply::Tool(name, args) => Some((name, args.clone())),
         _ => None,
     }
 }
@@ -330,8 +330,8 @@ fn openai_events(reply: &Reply) -> Vec<String> {
                 ));
             }
         }
-        reply @ (Reply::ToolSql(_) | Reply::ToolLua(_)) => {
-            let (name, args) = tool(reply).unwrap();
+        Reply::ToolSql(_) | Reply::Tool(..) => {
+            let (name, args) = call_of(reply).unwrap();
             let args = args.to_string();
             let (a, b) = args.split_at(args.len() / 2);
             out.push(format!("data: {}", json!({"choices": [{"index": 0, "delta": {"tool_calls": [{"index": 0, "id": "call_1", "type": "function", "function": {"name": name, "arguments": a}}]}}]})));
@@ -354,8 +354,8 @@ fn openai_events(reply: &Reply) -> Vec<String> {
 fn openai_body(reply: &Reply) -> Value {
     let message = match reply {
         Reply::Text(text) => json!({"role": "assistant", "content": text}),
-        reply @ (Reply::ToolSql(_) | Reply::ToolLua(_)) => {
-            let (name, args) = tool(reply).unwrap();
+        Reply::ToolSql(_) | Reply::Tool(..) => {
+            let (name, args) = call_of(reply).unwrap();
             json!({"role": "assistant", "content": null, "tool_calls": [
                 {"id": "call_1", "type": "function", "function": {"name": name, "arguments": args.to_string()}}
             ]})
@@ -378,8 +378,8 @@ fn anthropic_events(reply: &Reply) -> Vec<String> {
                 out.push(format!("event: content_block_delta\ndata: {}", json!({"type": "content_block_delta", "index": 0, "delta": {"type": "text_delta", "text": piece}})));
             }
         }
-        reply @ (Reply::ToolSql(_) | Reply::ToolLua(_)) => {
-            let (name, args) = tool(reply).unwrap();
+        Reply::ToolSql(_) | Reply::Tool(..) => {
+            let (name, args) = call_of(reply).unwrap();
             out.push(format!("event: content_block_start\ndata: {}", json!({"type": "content_block_start", "index": 0, "content_block": {"type": "tool_use", "id": "toolu_1", "name": name, "input": {}}})));
             let args = args.to_string();
             let (a, b) = args.split_at(args.len() / 2);
@@ -404,8 +404,8 @@ fn anthropic_events(reply: &Reply) -> Vec<String> {
 fn anthropic_body(reply: &Reply) -> Value {
     let content = match reply {
         Reply::Text(text) => json!([{"type": "text", "text": text}]),
-        reply @ (Reply::ToolSql(_) | Reply::ToolLua(_)) => {
-            let (name, args) = tool(reply).unwrap();
+        Reply::ToolSql(_) | Reply::Tool(..) => {
+            let (name, args) = call_of(reply).unwrap();
             json!([{"type": "tool_use", "id": "toolu_1", "name": name, "input": args}])
         }
         other => panic!("not a body reply: {other:?}"),

@@ -4,6 +4,8 @@
 #![allow(dead_code)]
 
 pub mod llm;
+#[cfg(unix)]
+pub mod screen;
 pub mod servers;
 pub mod shop;
 
@@ -144,6 +146,21 @@ pub fn snapshot(dir: &Path) -> BTreeMap<PathBuf, Vec<u8>> {
         }
     }
     out
+}
+
+/// The session files in `dir`, oldest first.
+pub fn sessions_in(dir: &Path) -> Vec<PathBuf> {
+    let mut v: Vec<PathBuf> = fs::read_dir(dir)
+        .expect("read_dir")
+        .map(|e| e.expect("entry").path())
+        .filter(|p| {
+            p.file_name()
+                .and_then(|n| n.to_str())
+                .is_some_and(|n| n.starts_with("session_"))
+        })
+        .collect();
+    v.sort();
+    v
 }
 
 pub fn stdout_of(output: &std::process::Output) -> String {

@@ -1,6 +1,7 @@
 //! rustyline's side of the chat: Tab completion of slash commands and of
-//! the current source's table and column names, and multi-line input (a
-//! line ending in `\`, or an unclosed quote or parenthesis).
+//! the current source's table and column names — in SQL, tables after
+//! FROM/JOIN and columns elsewhere — and multi-line input (a line ending in
+//! `\`, or an unclosed quote or parenthesis).
 
 use std::sync::{Arc, Mutex};
 
@@ -14,7 +15,70 @@ use crate::agent::commands::COMMANDS;
 #[derive(Helper, Hinter, Highlighter)]
 pub struct ChatHelper {
     /// Table and column names of the current source.
-    pub names: Arc<Mutex<Vec<String>>>,
+    pub names: Arc<Mutex<Names>>,
+}
+
+/// The current source's names, for completion.
+#[derive(Debug, Default, Clone)]
+pub struct Names {
+    pub tables: Vec<String>,
+    pub columns: Vec<String>,
+}
+
+/// Keywords after which SQL names a table.
+const TABLE_KEYWORDS: &[&str] = &[
+    "from",
+    "join",
+    "into",
+    "update",
+    "table",
+    "describe",
+    "summarize",
+];
+
+/// What to offer for the word being typed: tables in table position of a
+/// `/sql` statement, columns elsewhere in it; both in a question.
+fn candidates<'a>(before: &str, names: &'a Names) -> Vec<&'a String> {
+    let Some(sql) = before.strip_prefix("/sql ") else {
+        return names.tables.iter().chain(&names.columns).collect();
+    };
+    let spaced = sql.replace(',', " , ").replace('(', " ( ");
+    let mut words: Vec<String> = spaced
+        .split_whitespace()
+        .map(str::to_ascii_lowercase)
+        .collect();
+    // The word being typed (if any) is not part of the context.
+    if !sql.ends_with(|c: char| c.is_whitespace() || c == '(' || c == ',') {
+        words.pop();
+    }
+    let is_keyword = |w: &String| TABLE_KEYWORDS.contains(&w.as_str());
+    let after_table_keyword = words.last().is_some_and(is_keyword);
+    // `FROM a, b` or `FROM a x, b`: a comma continues the table list.
+    let in_table_list = words.last().is_some_and(|w| w == ",") && {
+        let mut rest = words.iter().rev().skip(1);
+        loop {
+            // A table name, maybe with an alias, then a comma or a keyword.
+            let mut seen = 0;
+            let stop = loop {
+                match rest.next() {
+                    Some(w) if w == "," => break Some(false),
+                    Some(w) if is_keyword(w) => break Some(true),
+                    Some(_) if seen < 2 => seen += 1,
+                    _ => break None,
+                }
+            };
+            match stop {
+                Some(true) => break true,
+                Some(false) => continue,
+                None => break false,
+            }
+        }
+    };
+    if after_table_keyword || in_table_list {
+        names.tables.iter().collect()
+    } else {
+        names.columns.iter().collect()
+    }
 }
 
 impl Completer for ChatHelper {
@@ -47,12 +111,17 @@ impl Completer for ChatHelper {
             return Ok((pos, Vec::new()));
         }
         let names = self.names.lock().map(|n| n.clone()).unwrap_or_default();
-        let pairs = names
+        let mut offered: Vec<&String> = candidates(before, &names)
             .into_iter()
             .filter(|n| n.to_lowercase().starts_with(&word))
+            .collect();
+        offered.sort();
+        offered.dedup();
+        let pairs = offered
+            .into_iter()
             .map(|n| Pair {
                 display: n.clone(),
-                replacement: n,
+                replacement: n.clone(),
             })
             .collect();
         Ok((start, pairs))
@@ -121,6 +190,46 @@ mod tests {
         assert!(!incomplete("customers' orders in 'DE'"));
         assert!(!incomplete("SELECT count(*) FROM t WHERE a = 'it''s'"));
         assert!(!incomplete("plain question"));
+    }
+
+    #[test]
+    fn sql_completion_knows_table_position() {
+        let names = Names {
+            tables: vec!["order_items".into(), "orders".into(), "customers".into()],
+            columns: vec!["order_id".into(), "ordered_at".into(), "name".into()],
+        };
+        let offer = |before: &str| -> Vec<String> {
+            let word = before
+                .rsplit(|c: char| !(c.is_alphanumeric() || c == '_'))
+                .next()
+                .unwrap_or("");
+            let mut v: Vec<String> = candidates(before, &names)
+                .into_iter()
+                .filter(|n| n.starts_with(word))
+                .cloned()
+                .collect();
+            v.sort();
+            v
+        };
+        assert_eq!(offer("/sql SELECT * FROM ord"), ["order_items", "orders"]);
+        assert_eq!(
+            offer("/sql SELECT * FROM orders o JOIN ord"),
+            ["order_items", "orders"]
+        );
+        assert_eq!(
+            offer("/sql SELECT * FROM customers, ord"),
+            ["order_items", "orders"]
+        );
+        assert_eq!(offer("/sql SELECT ord"), ["order_id", "ordered_at"]);
+        assert_eq!(
+            offer("/sql SELECT * FROM orders WHERE ord"),
+            ["order_id", "ordered_at"]
+        );
+        // In a question, both.
+        assert_eq!(
+            offer("how many ord"),
+            ["order_id", "order_items", "ordered_at", "orders"]
+        );
     }
 
     #[test]

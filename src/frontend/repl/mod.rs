@@ -5,25 +5,25 @@
 
 mod helper;
 
-use std::io::{self, Write};
+use std::io::{self, IsTerminal, Write};
 use std::sync::{Arc, Mutex};
 
 use rustyline::error::ReadlineError;
 use rustyline::history::DefaultHistory;
 use rustyline::Editor;
 
-use self::helper::{joined, ChatHelper};
+use self::helper::{joined, ChatHelper, Names};
 use super::console::Console;
 use super::sink::{is_yes, CollectOptions, Collector};
+use super::start::{open_for_chat, EditorPrompt};
 use super::stderr_line;
-use crate::agent::{Confirmation, Conversation, EventSink, Flow, Keep, Mode, Opened};
+use crate::agent::{Confirmation, Conversation, EventSink, Flow, Mode};
 use crate::cli::{AskArgs, RunArgs};
 use crate::context::{render_options, Context};
 use crate::error::AiqError;
 use crate::home;
 use crate::interrupt;
 use crate::schema::Catalog;
-use crate::session::Session;
 
 type ChatEditor = Editor<ChatHelper, DefaultHistory>;
 
@@ -34,7 +34,7 @@ pub fn run(
     run: &RunArgs,
     ask: &AskArgs,
 ) -> Result<(), AiqError> {
-    let names = Arc::new(Mutex::new(Vec::new()));
+    let names = Arc::new(Mutex::new(Names::default()));
     let mut editor: ChatEditor =
         Editor::new().map_err(|e| AiqError::Usage(format!("cannot start the line editor: {e}")))?;
     editor.set_helper(Some(ChatHelper {
@@ -45,36 +45,14 @@ pub fn run(
         let _ = editor.load_history(&history_file);
     }
 
-    let restored = match &ask.session {
-        Some(path) => match Session::load(path) {
-            Ok(s) => Some(s),
-            Err(e) => {
-                stderr_line(&format!("aiq: {e}; starting a new session"));
-                None
-            }
-        },
-        None => None,
-    };
-    let wanted = source_arg
-        .map(str::to_string)
-        .or_else(|| restored.as_ref().map(|s| s.data_source.clone()))
-        .or_else(|| ctx.config.sources.default.clone());
-    let opened = match wanted {
-        Some(name) => match ctx.open_source(Some(&name), run.allow_write) {
-            Ok(o) => o,
-            Err(e) if source_arg.is_some() => return Err(e),
-            Err(e) => {
-                stderr_line(&format!(
-                    "aiq: the data source '{name}' cannot be opened: {e}"
-                ));
-                pick_source(ctx, &mut editor, run.allow_write)?
-            }
-        },
-        None => pick_source(ctx, &mut editor, run.allow_write)?,
-    };
-
+    let (opened, keep) = open_for_chat(
+        ctx,
+        source_arg,
+        ask.session.as_deref(),
+        run.allow_write,
+        &mut EditorPrompt(&mut editor),
+    )?;
     let model = ctx.connect_model(&ask.model)?;
-    let keep = restored.map(Keep::Session).unwrap_or(Keep::NewSession);
     let conversation = ctx.conversation(model, opened, keep, run, ask);
     let mut chat = Chat {
         ctx,
@@ -103,31 +81,6 @@ pub fn run(
     Ok(())
 }
 
-/// Lists the saved sources and asks for one until something opens.
-fn pick_source(
-    ctx: &Context<'_>,
-    editor: &mut ChatEditor,
-    allow_write: bool,
-) -> Result<Opened, AiqError> {
-    let names: Vec<&str> = ctx.config.sources.names().collect();
-    if names.is_empty() {
-        stderr_line("aiq: no sources are saved yet.");
-    } else {
-        stderr_line(&format!("aiq: saved sources: {}", names.join(", ")));
-    }
-    loop {
-        match editor.readline("Source (a saved name or a path): ") {
-            Ok(line) if line.trim().is_empty() => continue,
-            Ok(line) => match ctx.open_source(Some(line.trim()), allow_write) {
-                Ok(o) => return Ok(o),
-                Err(e) => stderr_line(&format!("aiq: {e}")),
-            },
-            Err(ReadlineError::Interrupted) => continue,
-            Err(_) => return Err(AiqError::Usage("no data source chosen".into())),
-        }
-    }
-}
-
 /// A yes/no question at the line editor's prompt.
 fn ask_in_editor(editor: &mut ChatEditor, c: &Confirmation) -> bool {
     if let Some(detail) = &c.detail {
@@ -143,7 +96,7 @@ struct Chat<'a> {
     ctx: &'a Context<'a>,
     conversation: Conversation,
     run: RunArgs,
-    names: Arc<Mutex<Vec<String>>>,
+    names: Arc<Mutex<Names>>,
     editor: ChatEditor,
 }
 
@@ -200,6 +153,8 @@ impl Chat<'_> {
         let collector = Collector::new(&mut out, format, render, collect);
         let editor = &mut self.editor;
         let mut console = Console::new(collector, self.ctx.color_stderr(), self.run.yes)
+            .quiet(self.ctx.global.quiet)
+            .stdout_tty(io::stdout().is_terminal())
             .reporting_errors()
             .asking_with(Box::new(move |c| ask_in_editor(editor, c)));
         f(&mut self.conversation, &mut console);
@@ -213,15 +168,16 @@ impl Chat<'_> {
     }
 }
 
-fn set_names(names: &Arc<Mutex<Vec<String>>>, catalog: &Catalog) {
-    let mut all: Vec<String> = Vec::new();
-    for t in &catalog.tables {
-        all.push(t.name.clone());
-        all.extend(t.columns.iter().map(|c| c.name.clone()));
-    }
-    all.sort();
-    all.dedup();
+fn set_names(names: &Arc<Mutex<Names>>, catalog: &Catalog) {
+    let tables: Vec<String> = catalog.tables.iter().map(|t| t.name.clone()).collect();
+    let mut columns: Vec<String> = catalog
+        .tables
+        .iter()
+        .flat_map(|t| t.columns.iter().map(|c| c.name.clone()))
+        .collect();
+    columns.sort();
+    columns.dedup();
     if let Ok(mut n) = names.lock() {
-        *n = all;
+        *n = Names { tables, columns };
     }
 }

@@ -1,0 +1,409 @@
+//! Classifying a parsed statement: read, write, or never allowed. Every
+//! part of a statement is walked — nested queries and statements, functions
+//! anywhere, table names that are really files — and the worst verdict wins,
+//! for writes too: `--allow-write` lets a write through, never a file read
+//! or an extension load inside it.
+
+use std::ops::ControlFlow;
+
+use sqlparser::ast::{Expr, ObjectName, Query, SetExpr, Statement, TableFactor, Visit, Visitor};
+
+/// The gate's verdict on one parsed statement.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(super) enum Class {
+    Read,
+    Write(String),
+    Forbidden(String, &'static str),
+}
+
+const OUTSIDE_FILES: &str = "it reads or writes files outside the data source";
+const OUTSIDE_DB: &str = "it reaches other databases";
+const CODE: &str = "it installs or loads code into the database engine";
+const SETTINGS: &str = "it changes the engine's settings, which guard read-only access";
+const ADMIN: &str = "it acts on the server itself, not on data";
+
+/// Introspection pragmas that only read (SQLite/DuckDB `PRAGMA name(arg)`).
+const READ_PRAGMAS: &[&str] = &[
+    "integrity_check",
+    "quick_check",
+    "foreign_key_check",
+    "table_info",
+    "table_xinfo",
+    "table_list",
+    "index_list",
+    "index_info",
+    "index_xinfo",
+    "foreign_key_list",
+    "database_list",
+    "collation_list",
+    "function_list",
+    "pragma_list",
+    "module_list",
+    "show_tables",
+    "show_tables_expanded",
+    "show",
+    "database_size",
+    "storage_info",
+    "version",
+    "platform",
+];
+
+/// Functions that read or write files, reach other databases, execute SQL
+/// given as text, or expose the environment. Matched on the last name part,
+/// case-insensitively, wherever they appear (expressions and FROM items).
+const FORBIDDEN_FUNCTIONS: &[(&str, &str)] = &[
+    ("read_csv", OUTSIDE_FILES),
+    ("read_csv_auto", OUTSIDE_FILES),
+    ("read_parquet", OUTSIDE_FILES),
+    ("parquet_scan", OUTSIDE_FILES),
+    ("parquet_metadata", OUTSIDE_FILES),
+    ("parquet_schema", OUTSIDE_FILES),
+    ("parquet_file_metadata", OUTSIDE_FILES),
+    ("parquet_kv_metadata", OUTSIDE_FILES),
+    ("read_json", OUTSIDE_FILES),
+    ("read_json_auto", OUTSIDE_FILES),
+    ("read_json_objects", OUTSIDE_FILES),
+    ("read_json_objects_auto", OUTSIDE_FILES),
+    ("read_ndjson", OUTSIDE_FILES),
+    ("read_ndjson_auto", OUTSIDE_FILES),
+    ("read_ndjson_objects", OUTSIDE_FILES),
+    ("read_text", OUTSIDE_FILES),
+    ("read_blob", OUTSIDE_FILES),
+    ("read_xlsx", OUTSIDE_FILES),
+    ("sniff_csv", OUTSIDE_FILES),
+    ("glob", OUTSIDE_FILES),
+    ("st_read", OUTSIDE_FILES),
+    ("iceberg_scan", OUTSIDE_FILES),
+    ("delta_scan", OUTSIDE_FILES),
+    ("readfile", OUTSIDE_FILES),
+    ("writefile", OUTSIDE_FILES),
+    ("edit", OUTSIDE_FILES),
+    ("pg_read_file", OUTSIDE_FILES),
+    ("pg_read_binary_file", OUTSIDE_FILES),
+    ("pg_ls_dir", OUTSIDE_FILES),
+    ("pg_stat_file", OUTSIDE_FILES),
+    ("lo_import", OUTSIDE_FILES),
+    ("lo_export", OUTSIDE_FILES),
+    ("load_file", OUTSIDE_FILES),
+    ("sqlite_scan", OUTSIDE_DB),
+    ("sqlite_attach", OUTSIDE_DB),
+    ("postgres_scan", OUTSIDE_DB),
+    ("postgres_attach", OUTSIDE_DB),
+    ("postgres_query", OUTSIDE_DB),
+    ("mysql_scan", OUTSIDE_DB),
+    ("mysql_query", OUTSIDE_DB),
+    ("dblink", OUTSIDE_DB),
+    ("dblink_exec", OUTSIDE_DB),
+    (
+        "query",
+        "it runs SQL given as text, which the gate cannot check",
+    ),
+    (
+        "query_table",
+        "it runs SQL given as text, which the gate cannot check",
+    ),
+    ("load_extension", CODE),
+    ("fts3_tokenizer", CODE),
+    ("getenv", "it reads the environment, where secrets live"),
+    ("set_config", SETTINGS),
+    ("pg_ls_logdir", OUTSIDE_FILES),
+    ("pg_ls_waldir", OUTSIDE_FILES),
+    ("pg_ls_tmpdir", OUTSIDE_FILES),
+    ("pg_ls_archive_statusdir", OUTSIDE_FILES),
+    ("pg_file_write", OUTSIDE_FILES),
+    ("pg_file_rename", OUTSIDE_FILES),
+    ("pg_file_unlink", OUTSIDE_FILES),
+    ("dblink_connect", OUTSIDE_DB),
+    ("dblink_send_query", OUTSIDE_DB),
+    (
+        "query_to_xml",
+        "it runs SQL given as text, which the gate cannot check",
+    ),
+    (
+        "query_to_xml_and_xmlschema",
+        "it runs SQL given as text, which the gate cannot check",
+    ),
+    (
+        "query_to_xmlschema",
+        "it runs SQL given as text, which the gate cannot check",
+    ),
+    ("pg_terminate_backend", ADMIN),
+    ("pg_cancel_backend", ADMIN),
+    ("pg_reload_conf", ADMIN),
+    ("pg_rotate_logfile", ADMIN),
+    ("pg_switch_wal", ADMIN),
+    ("pg_promote", ADMIN),
+    ("pg_create_restore_point", ADMIN),
+    ("sys_exec", CODE),
+    ("sys_eval", CODE),
+];
+
+/// Functions that change data even inside a SELECT.
+const WRITING_FUNCTIONS: &[&str] = &[
+    "nextval",
+    "setval",
+    "pg_advisory_lock",
+    "lo_unlink",
+    "lo_create",
+    "lo_creat",
+    "lo_from_bytea",
+    "lo_put",
+    "pg_notify",
+    "get_lock",
+];
+
+/// File extensions that make a FROM name a file read (DuckDB's replacement scans).
+const FILE_SUFFIXES: &[&str] = &[
+    ".csv", ".tsv", ".txt", ".parquet", ".json", ".jsonl", ".ndjson", ".gz", ".zst", ".db",
+    ".sqlite", ".duckdb", ".xlsx", ".arrow",
+];
+
+/// The verdict on a statement: its own kind, then everything inside it.
+pub(super) fn classify(statement: &Statement) -> Class {
+    let own = classify_kind(statement);
+    if matches!(own, Class::Forbidden(..)) {
+        return own;
+    }
+    let mut walker = Walker { write: None };
+    if let ControlFlow::Break(forbidden) = statement.visit(&mut walker) {
+        return forbidden;
+    }
+    match (own, walker.write) {
+        (Class::Read, Some(kind)) => Class::Write(kind),
+        (own, _) => own,
+    }
+}
+
+/// What a statement is by its kind alone, without looking inside.
+fn classify_kind(statement: &Statement) -> Class {
+    match statement {
+        Statement::Query(query) => classify_query(query),
+        // EXPLAIN takes the verdict of what it explains (EXPLAIN ANALYZE runs it).
+        Statement::Explain {
+            statement: inner, ..
+        } => classify_kind(inner),
+        Statement::ExplainTable { .. }
+        | Statement::ShowTables { .. }
+        | Statement::ShowViews { .. }
+        | Statement::ShowColumns { .. }
+        | Statement::ShowFunctions { .. }
+        | Statement::ShowCreate { .. }
+        | Statement::ShowDatabases { .. }
+        | Statement::ShowSchemas { .. }
+        | Statement::ShowCatalogs { .. }
+        | Statement::ShowCollation { .. }
+        | Statement::ShowObjects(_) => Class::Read,
+        Statement::ShowVariable { .. }
+        | Statement::ShowVariables { .. }
+        | Statement::ShowStatus { .. } => Class::Read,
+        Statement::Pragma { name, value, is_eq } => {
+            classify_pragma(&last_part(name), value.is_some(), *is_eq)
+        }
+        Statement::AttachDatabase { .. }
+        | Statement::AttachDuckDBDatabase { .. }
+        | Statement::DetachDuckDBDatabase { .. } => {
+            Class::Forbidden(statement_kind(statement), OUTSIDE_DB)
+        }
+        Statement::Install { .. } | Statement::Load { .. } => {
+            Class::Forbidden(statement_kind(statement), CODE)
+        }
+        Statement::Copy { .. }
+        | Statement::CopyIntoSnowflake { .. }
+        | Statement::Unload { .. }
+        | Statement::LoadData { .. }
+        | Statement::ExportData(_) => Class::Forbidden(statement_kind(statement), OUTSIDE_FILES),
+        Statement::Set(_) | Statement::Reset(_) => {
+            Class::Forbidden(statement_kind(statement), SETTINGS)
+        }
+        _ => Class::Write(statement_kind(statement)),
+    }
+}
+
+pub(super) fn classify_pragma(name: &str, has_value: bool, is_eq: bool) -> Class {
+    if is_eq {
+        Class::Write(format!("PRAGMA {name} = …"))
+    } else if pragma_only_reads(name, has_value) {
+        Class::Read
+    } else {
+        Class::Write(format!("PRAGMA {name}"))
+    }
+}
+
+/// Whether `PRAGMA name` (with an argument in parentheses when `has_value`)
+/// only reports something. Shared with the SQLite authorizer, so both layers
+/// agree on what introspection is.
+pub fn pragma_only_reads(name: &str, has_value: bool) -> bool {
+    let name = name.to_ascii_lowercase();
+    READ_PRAGMAS.contains(&name.as_str()) || (!has_value && is_harmless_pragma_read(&name))
+}
+
+/// Pragmas that, without an argument, only report a value.
+fn is_harmless_pragma_read(name: &str) -> bool {
+    matches!(
+        name,
+        "user_version"
+            | "schema_version"
+            | "application_id"
+            | "encoding"
+            | "page_size"
+            | "page_count"
+            | "freelist_count"
+            | "foreign_keys"
+            | "journal_mode"
+            | "compile_options"
+    )
+}
+
+fn classify_query(query: &Query) -> Class {
+    if !query.locks.is_empty() {
+        return Class::Write("SELECT … FOR UPDATE".into());
+    }
+    match query.body.as_ref() {
+        SetExpr::Select(select) if select.into.is_some() => Class::Write("SELECT … INTO".into()),
+        SetExpr::Insert(s) | SetExpr::Update(s) | SetExpr::Delete(s) | SetExpr::Merge(s) => {
+            classify_kind(s)
+        }
+        _ => Class::Read,
+    }
+}
+
+/// Walks every part of a statement: nested statements (data-modifying
+/// CTEs), `SELECT … INTO` anywhere, forbidden functions and file-like table
+/// names. Stops at the first forbidden thing; remembers the first write.
+struct Walker {
+    write: Option<String>,
+}
+
+impl Walker {
+    fn see(&mut self, class: Class) -> ControlFlow<Class> {
+        match class {
+            Class::Read => ControlFlow::Continue(()),
+            Class::Write(kind) => {
+                self.write.get_or_insert(kind);
+                ControlFlow::Continue(())
+            }
+            forbidden => ControlFlow::Break(forbidden),
+        }
+    }
+}
+
+impl Visitor for Walker {
+    type Break = Class;
+
+    fn pre_visit_statement(&mut self, statement: &Statement) -> ControlFlow<Class> {
+        self.see(classify_kind(statement))
+    }
+
+    fn pre_visit_query(&mut self, query: &Query) -> ControlFlow<Class> {
+        self.see(classify_query(query))
+    }
+
+    fn pre_visit_relation(&mut self, relation: &ObjectName) -> ControlFlow<Class> {
+        match relation.0.last().and_then(|p| p.as_ident()) {
+            Some(ident) => self.see(relation_class(&ident.value, ident.quote_style)),
+            None => ControlFlow::Continue(()),
+        }
+    }
+
+    /// Table functions: `FROM read_csv(…)`. A plain `FROM query` is a table.
+    fn pre_visit_table_factor(&mut self, factor: &TableFactor) -> ControlFlow<Class> {
+        let function = match factor {
+            TableFactor::Table {
+                name,
+                args: Some(_),
+                ..
+            } => Some(name),
+            TableFactor::Function { name, .. } => Some(name),
+            _ => None,
+        };
+        match function.and_then(|name| function_class(&last_part(name), true)) {
+            Some(class) => self.see(class),
+            None => ControlFlow::Continue(()),
+        }
+    }
+
+    fn pre_visit_expr(&mut self, expr: &Expr) -> ControlFlow<Class> {
+        if let Expr::Function(function) = expr {
+            if let Some(class) = function_class(&last_part(&function.name), false) {
+                return self.see(class);
+            }
+        }
+        ControlFlow::Continue(())
+    }
+}
+
+/// A table name that is really a file (DuckDB's replacement scans:
+/// `FROM 'x.csv'`, `FROM data/x.parquet`) is a file read.
+pub(super) fn relation_class(name: &str, quote: Option<char>) -> Class {
+    let lower = name.to_ascii_lowercase();
+    let file_like = quote == Some('\'')
+        || lower.contains('/')
+        || lower.contains('\\')
+        || lower.contains("://")
+        || lower.starts_with('~')
+        || FILE_SUFFIXES.iter().any(|s| lower.ends_with(s));
+    if file_like {
+        Class::Forbidden(format!("reading the file '{name}'"), OUTSIDE_FILES)
+    } else {
+        Class::Read
+    }
+}
+
+/// Forbidden only as table functions (`FROM glob('*')`): as scalars these
+/// names are harmless (SQLite's `glob(pattern, text)`).
+const TABLE_FUNCTIONS_ONLY: &[&str] = &["glob", "query", "query_table"];
+
+fn function_class(name: &str, in_from: bool) -> Option<Class> {
+    if !in_from && TABLE_FUNCTIONS_ONLY.contains(&name) {
+        return None;
+    }
+    if let Some((f, why)) = FORBIDDEN_FUNCTIONS.iter().find(|(f, _)| *f == name) {
+        return Some(Class::Forbidden(format!("{f}()"), why));
+    }
+    if WRITING_FUNCTIONS.contains(&name) {
+        return Some(Class::Write(format!("{name}()")));
+    }
+    None
+}
+
+fn last_part(name: &ObjectName) -> String {
+    name.0
+        .last()
+        .and_then(|p| p.as_ident())
+        .map(|i| i.value.to_ascii_lowercase())
+        .unwrap_or_default()
+}
+
+/// A short name for a statement's kind: its leading keywords, e.g. `DELETE`,
+/// `CREATE TABLE`, `ATTACH`.
+pub(super) fn statement_kind(statement: &Statement) -> String {
+    let text = statement.to_string();
+    let mut words = text
+        .split(|c: char| c.is_whitespace() || c == '(')
+        .filter(|w| !w.is_empty())
+        .map(|w| w.to_ascii_uppercase());
+    let first = words.next().unwrap_or_default();
+    match first.as_str() {
+        "CREATE" | "DROP" | "ALTER" => {
+            let noise = [
+                "OR",
+                "REPLACE",
+                "TEMP",
+                "TEMPORARY",
+                "UNIQUE",
+                "IF",
+                "NOT",
+                "EXISTS",
+                "MATERIALIZED",
+                "GLOBAL",
+                "LOCAL",
+            ];
+            match words.find(|w| !noise.contains(&w.as_str())) {
+                Some(object) => format!("{first} {object}"),
+                None => first,
+            }
+        }
+        "WITH" => "SELECT".into(),
+        _ => first,
+    }
+}

@@ -1,0 +1,287 @@
+//! The parser gate (SPEC §4.2, layer 1). Every statement — from the model or
+//! from the user — is parsed with sqlparser in the source's dialect and
+//! classified before it may run. Only [`check`] can build a [`CheckedSql`],
+//! and [`crate::source::DataSource::execute`] accepts nothing else, so the
+//! type system proves no statement reaches an engine unchecked.
+//!
+//! This module never touches a database; the engines add their own read-only
+//! layer underneath (layer 2), so a gap here is not a hole.
+
+mod classify;
+mod forms;
+#[cfg(test)]
+mod tests;
+
+use std::fmt;
+
+use sqlparser::ast::Statement;
+use sqlparser::dialect::{DuckDbDialect, MySqlDialect, PostgreSqlDialect, SQLiteDialect};
+use sqlparser::parser::Parser;
+use sqlparser::tokenizer::{Token, Tokenizer};
+
+pub use classify::pragma_only_reads;
+use classify::{classify, classify_pragma, statement_kind, Class};
+
+/// The SQL dialect a source speaks.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Dialect {
+    Sqlite,
+    DuckDb,
+    Postgres,
+    MySql,
+}
+
+impl Dialect {
+    /// The engine's name as people know it.
+    pub fn name(self) -> &'static str {
+        match self {
+            Dialect::Sqlite => "SQLite",
+            Dialect::DuckDb => "DuckDB",
+            Dialect::Postgres => "PostgreSQL",
+            Dialect::MySql => "MySQL",
+        }
+    }
+}
+
+/// What the gate lets through.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Policy {
+    /// `--allow-write`: statements that change data may pass (they still need
+    /// confirmation from the front end).
+    pub allow_write: bool,
+}
+
+/// Whether a checked statement only reads or also changes data.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Access {
+    Read,
+    Write,
+}
+
+/// A statement that passed the gate. Its constructor is private to this
+/// module; hold one and you hold proof of the check.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct CheckedSql {
+    sql: String,
+    access: Access,
+    kind: String,
+}
+
+impl CheckedSql {
+    /// The statement text to run (as given, without a trailing `;`).
+    pub fn sql(&self) -> &str {
+        &self.sql
+    }
+
+    /// Whether it changes data.
+    pub fn access(&self) -> Access {
+        self.access
+    }
+
+    /// The statement kind, e.g. `SELECT`, `INSERT`, `CREATE TABLE`.
+    pub fn kind(&self) -> &str {
+        &self.kind
+    }
+
+    /// For engine tests that must prove layer 2 holds on its own.
+    #[cfg(test)]
+    pub(crate) fn unchecked_for_tests(sql: &str) -> Self {
+        CheckedSql {
+            sql: sql.to_string(),
+            access: Access::Write,
+            kind: "TEST".into(),
+        }
+    }
+}
+
+/// Why a statement was refused. Its `Display` is the message for the user:
+/// which kind was refused and how to allow it, if it can be allowed.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Refusal {
+    /// Nothing to run.
+    Empty,
+    /// More than one statement.
+    Multiple(usize),
+    /// The SQL does not parse in the source's dialect.
+    Unparsable { dialect: Dialect, message: String },
+    /// A statement that changes data, without `--allow-write`.
+    Write { kind: String },
+    /// Never allowed: it reaches outside the source (files, other databases,
+    /// extensions, settings).
+    Forbidden { kind: String, why: &'static str },
+}
+
+impl fmt::Display for Refusal {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Refusal::Empty => write!(f, "refused: there is no SQL statement to run"),
+            Refusal::Multiple(n) => write!(
+                f,
+                "refused: {n} statements given; aiq runs exactly one statement at a time (send them one by one)"
+            ),
+            Refusal::Unparsable { dialect, message } => write!(
+                f,
+                "refused: the SQL does not parse as {} ({message}); aiq only runs statements it can check",
+                dialect.name()
+            ),
+            Refusal::Write { kind } => write!(
+                f,
+                "refused: {kind} changes data and aiq is read-only by default (run with --allow-write to allow it, plus --yes in scripts)"
+            ),
+            Refusal::Forbidden { kind, why } => {
+                write!(f, "refused: {kind} is never allowed ({why})")
+            }
+        }
+    }
+}
+
+impl std::error::Error for Refusal {}
+
+/// Parses `sql` in `dialect` and lets exactly one statement through if the
+/// policy allows it.
+pub fn check(sql: &str, dialect: Dialect, policy: Policy) -> Result<CheckedSql, Refusal> {
+    let text = sql
+        .trim()
+        .trim_end_matches(|c: char| c == ';' || c.is_whitespace());
+    if text.is_empty() {
+        return Err(Refusal::Empty);
+    }
+    if dialect == Dialect::MySql && has_executable_comment(text) {
+        return Err(Refusal::Forbidden {
+            kind: "an executable comment (/*! … */)".into(),
+            why: "MySQL and MariaDB run the code inside it, which hides it from the check",
+        });
+    }
+    let (class, kind) = verdict(text, dialect)?;
+    let access = match class {
+        Class::Read => Access::Read,
+        Class::Write(kind) if policy.allow_write => {
+            return Ok(CheckedSql {
+                sql: text.to_string(),
+                access: Access::Write,
+                kind,
+            })
+        }
+        Class::Write(kind) => return Err(Refusal::Write { kind }),
+        Class::Forbidden(kind, why) => return Err(Refusal::Forbidden { kind, why }),
+    };
+    Ok(CheckedSql {
+        sql: text.to_string(),
+        access,
+        kind,
+    })
+}
+
+/// What `text` is: a PRAGMA (read from tokens), one of the forms sqlparser
+/// cannot read (checked through what they wrap), or one parsed statement.
+fn verdict(text: &str, dialect: Dialect) -> Result<(Class, String), Refusal> {
+    if let Some(v) = pragma_statement(text, dialect) {
+        return v;
+    }
+    if let Some(v) = forms::special(text, dialect) {
+        return v;
+    }
+    let statements = parse(text, dialect)?;
+    match statements.as_slice() {
+        [] => Err(Refusal::Empty),
+        [one] => Ok((classify(one), statement_kind(one))),
+        many => Err(Refusal::Multiple(many.len())),
+    }
+}
+
+/// `/*! … */` and MariaDB's `/*M! … */`: comments that MySQL and MariaDB
+/// execute. Looked for anywhere in the text (a string that merely contains
+/// one is refused too; being wrong that way is safe).
+fn has_executable_comment(text: &str) -> bool {
+    text.match_indices("/*").any(|(i, _)| {
+        let rest = &text[i + 2..];
+        rest.starts_with('!') || rest.starts_with("M!") || rest.starts_with("m!")
+    })
+}
+
+/// `PRAGMA name`, `PRAGMA [schema.]name(value)` and `PRAGMA name = value`,
+/// read from tokens: sqlparser only accepts literal values there, while
+/// SQLite and DuckDB also take names (`PRAGMA table_info(orders)`). `None`
+/// when the statement is not a PRAGMA; anything beyond that grammar is
+/// refused.
+fn pragma_statement(text: &str, dialect: Dialect) -> Option<Result<(Class, String), Refusal>> {
+    if !matches!(dialect, Dialect::Sqlite | Dialect::DuckDb) {
+        return None;
+    }
+    let tokens = match dialect {
+        Dialect::Sqlite => Tokenizer::new(&SQLiteDialect {}, text).tokenize(),
+        _ => Tokenizer::new(&DuckDbDialect {}, text).tokenize(),
+    }
+    .ok()?;
+    let sig: Vec<&Token> = tokens
+        .iter()
+        .filter(|t| !matches!(t, Token::Whitespace(_)))
+        .collect();
+    let is_word = |t: Option<&&Token>, w: &str| matches!(t, Some(Token::Word(x)) if x.quote_style.is_none() && x.value.eq_ignore_ascii_case(w));
+    if !is_word(sig.first(), "pragma") {
+        return None;
+    }
+    let bad = |why: &str| {
+        Some(Err(Refusal::Unparsable {
+            dialect,
+            message: format!("{why} in PRAGMA"),
+        }))
+    };
+    let name_at = |i: usize| match sig.get(i) {
+        Some(Token::Word(w)) => Some(w.value.to_ascii_lowercase()),
+        _ => None,
+    };
+    let Some(mut name) = name_at(1) else {
+        return bad("expected a pragma name");
+    };
+    let mut i = 2;
+    if matches!(sig.get(i), Some(Token::Period)) {
+        let Some(n) = name_at(i + 1) else {
+            return bad("expected a pragma name after the schema");
+        };
+        name = n;
+        i += 2;
+    }
+    let is_value = |t: Option<&&Token>| {
+        matches!(
+            t,
+            Some(
+                Token::Word(_)
+                    | Token::Number(..)
+                    | Token::SingleQuotedString(_)
+                    | Token::DoubleQuotedString(_)
+            )
+        )
+    };
+    let (has_value, is_eq) = match sig.get(i) {
+        None => (false, false),
+        Some(Token::Eq) if is_value(sig.get(i + 1)) && sig.len() == i + 2 => (true, true),
+        Some(Token::LParen)
+            if is_value(sig.get(i + 1))
+                && matches!(sig.get(i + 2), Some(Token::RParen))
+                && sig.len() == i + 3 =>
+        {
+            (true, false)
+        }
+        Some(Token::SemiColon) => return Some(Err(Refusal::Multiple(2))),
+        Some(_) => return bad("unexpected text"),
+    };
+    let class = classify_pragma(&name, has_value, is_eq);
+    Some(Ok((class, format!("PRAGMA {name}"))))
+}
+
+fn parse(text: &str, dialect: Dialect) -> Result<Vec<Statement>, Refusal> {
+    let result = match dialect {
+        Dialect::Sqlite => Parser::parse_sql(&SQLiteDialect {}, text),
+        Dialect::DuckDb => Parser::parse_sql(&DuckDbDialect {}, text),
+        Dialect::Postgres => Parser::parse_sql(&PostgreSqlDialect {}, text),
+        Dialect::MySql => Parser::parse_sql(&MySqlDialect {}, text),
+    };
+    result.map_err(|e| Refusal::Unparsable {
+        dialect,
+        message: e
+            .to_string()
+            .trim_start_matches("sql parser error: ")
+            .to_string(),
+    })
+}

@@ -1,0 +1,260 @@
+//! Unit tests of the gate: reads, writes, forbidden things, PRAGMAs,
+//! refusal messages.
+
+use super::*;
+
+fn verdict(sql: &str, dialect: Dialect) -> Result<Access, Refusal> {
+    check(sql, dialect, Policy::default()).map(|c| c.access())
+}
+
+#[test]
+fn mysql_executable_comments_are_refused() {
+    for sql in [
+        "SELECT 1 /*!, (SELECT 1) */",
+        "SELECT * FROM customers /*!50000 INTO OUTFILE '/tmp/x' */",
+        "SELECT 1 /*M! ; DROP TABLE t */",
+    ] {
+        let r = verdict(sql, Dialect::MySql);
+        assert!(matches!(r, Err(Refusal::Forbidden { .. })), "{sql}: {r:?}");
+    }
+    // Ordinary comments and optimizer hints are fine.
+    assert_eq!(
+        verdict("SELECT /* c */ 1", Dialect::MySql),
+        Ok(Access::Read)
+    );
+    assert_eq!(
+        verdict("SELECT /*+ MAX_EXECUTION_TIME(10) */ 1", Dialect::MySql),
+        Ok(Access::Read)
+    );
+}
+
+#[test]
+fn reads_pass_in_every_dialect() {
+    for d in [
+        Dialect::Sqlite,
+        Dialect::DuckDb,
+        Dialect::Postgres,
+        Dialect::MySql,
+    ] {
+        for sql in [
+            "SELECT 1",
+            "select * from orders where id = 3;",
+            "WITH t AS (SELECT 1 AS x) SELECT x FROM t",
+            "SELECT a FROM t UNION ALL SELECT b FROM u",
+            "VALUES (1), (2)",
+            "EXPLAIN SELECT 1",
+        ] {
+            assert_eq!(verdict(sql, d), Ok(Access::Read), "{sql} in {d:?}");
+        }
+    }
+}
+
+#[test]
+fn introspection_passes() {
+    assert_eq!(
+        verdict("PRAGMA table_info(orders)", Dialect::Sqlite),
+        Ok(Access::Read)
+    );
+    assert_eq!(
+        verdict("PRAGMA foreign_key_list('orders')", Dialect::Sqlite),
+        Ok(Access::Read)
+    );
+    assert_eq!(
+        verdict("PRAGMA user_version", Dialect::Sqlite),
+        Ok(Access::Read)
+    );
+    assert_eq!(verdict("SHOW TABLES", Dialect::DuckDb), Ok(Access::Read));
+    assert_eq!(
+        verdict("DESCRIBE orders", Dialect::DuckDb),
+        Ok(Access::Read)
+    );
+}
+
+#[test]
+fn writes_are_refused_with_their_kind() {
+    let cases = [
+        ("DELETE FROM t", "DELETE"),
+        ("insert into t values (1)", "INSERT"),
+        ("UPDATE t SET a = 1", "UPDATE"),
+        ("CREATE TABLE x (a INT)", "CREATE TABLE"),
+        ("CREATE OR REPLACE VIEW v AS SELECT 1", "CREATE VIEW"),
+        ("DROP TABLE IF EXISTS t", "DROP TABLE"),
+        ("PRAGMA journal_mode = WAL", "PRAGMA journal_mode = …"),
+        ("PRAGMA user_version(5)", "PRAGMA user_version"),
+        ("BEGIN", "BEGIN"),
+        ("VACUUM", "VACUUM"),
+    ];
+    for (sql, kind) in cases {
+        assert_eq!(
+            verdict(sql, Dialect::Sqlite),
+            Err(Refusal::Write { kind: kind.into() }),
+            "{sql}"
+        );
+    }
+}
+
+#[test]
+fn data_modifying_cte_is_a_write() {
+    let r = verdict(
+        "WITH d AS (DELETE FROM t RETURNING *) SELECT * FROM d",
+        Dialect::Postgres,
+    );
+    assert!(
+        matches!(r, Err(Refusal::Write { ref kind }) if kind == "DELETE"),
+        "{r:?}"
+    );
+}
+
+#[test]
+fn select_into_is_a_write() {
+    let r = verdict("SELECT * INTO copy FROM t", Dialect::Postgres);
+    assert_eq!(
+        r,
+        Err(Refusal::Write {
+            kind: "SELECT … INTO".into()
+        })
+    );
+}
+
+#[test]
+fn stacked_statements_are_refused() {
+    assert_eq!(
+        verdict("SELECT 1; DROP TABLE t", Dialect::Sqlite),
+        Err(Refusal::Multiple(2))
+    );
+    assert_eq!(
+        verdict("SELECT 1 /* ; */ ; -- x\n DELETE FROM t", Dialect::DuckDb),
+        Err(Refusal::Multiple(2))
+    );
+}
+
+#[test]
+fn forbidden_things() {
+    for (sql, d) in [
+        ("ATTACH DATABASE '/tmp/x.db' AS x", Dialect::Sqlite),
+        ("ATTACH '/tmp/x.duckdb' AS x", Dialect::DuckDb),
+        ("INSTALL httpfs", Dialect::DuckDb),
+        ("LOAD httpfs", Dialect::DuckDb),
+        ("COPY t TO '/tmp/out.csv'", Dialect::DuckDb),
+        ("SELECT * FROM read_csv('/etc/passwd')", Dialect::DuckDb),
+        ("SELECT * FROM '/etc/passwd'", Dialect::DuckDb),
+        ("SELECT * FROM 'data.csv'", Dialect::DuckDb),
+        ("SELECT load_extension('x')", Dialect::Sqlite),
+        ("SELECT getenv('HOME')", Dialect::DuckDb),
+        ("SET enable_external_access = true", Dialect::DuckDb),
+        ("SELECT * FROM query('DELETE FROM t')", Dialect::DuckDb),
+    ] {
+        let r = verdict(sql, d);
+        assert!(matches!(r, Err(Refusal::Forbidden { .. })), "{sql}: {r:?}");
+    }
+}
+
+#[test]
+fn harmless_names_are_not_mistaken_for_file_readers() {
+    for (sql, d) in [
+        ("SELECT * FROM query", Dialect::DuckDb),
+        ("SELECT * FROM glob WHERE read_csv = 1", Dialect::Sqlite),
+        ("SELECT glob('a*', name) FROM t", Dialect::Sqlite),
+        ("SELECT name FROM t WHERE name GLOB 'A*'", Dialect::Sqlite),
+    ] {
+        assert_eq!(verdict(sql, d), Ok(Access::Read), "{sql}");
+    }
+}
+
+#[test]
+fn unparsable_is_refused_with_the_parser_message() {
+    let r = verdict("SELEC 1", Dialect::Sqlite);
+    let Err(Refusal::Unparsable { message, .. }) = r else {
+        panic!("{r:?}")
+    };
+    assert!(message.contains("SELEC"), "{message}");
+}
+
+#[test]
+fn allow_write_lets_writes_through_but_not_forbidden() {
+    let p = Policy { allow_write: true };
+    let c = check("DELETE FROM t;", Dialect::Sqlite, p).unwrap();
+    assert_eq!(c.access(), Access::Write);
+    assert_eq!(c.sql(), "DELETE FROM t");
+    assert_eq!(c.kind(), "DELETE");
+    assert!(check("ATTACH 'x.db' AS x", Dialect::Sqlite, p).is_err());
+}
+
+#[test]
+fn empty_is_refused() {
+    assert_eq!(verdict("  ; ", Dialect::Sqlite), Err(Refusal::Empty));
+}
+
+#[test]
+fn refusal_messages_say_how_to_allow() {
+    let m = Refusal::Write {
+        kind: "DELETE".into(),
+    }
+    .to_string();
+    assert_eq!(
+        m,
+        "refused: DELETE changes data and aiq is read-only by default (run with --allow-write to allow it, plus --yes in scripts)"
+    );
+}
+
+#[test]
+fn forbidden_things_inside_writes_stay_forbidden_with_allow_write() {
+    let allow = Policy { allow_write: true };
+    for (sql, dialect) in [
+        (
+            "CREATE TABLE t AS SELECT * FROM read_csv('/etc/passwd')",
+            Dialect::DuckDb,
+        ),
+        (
+            "INSERT INTO t SELECT * FROM query('DROP TABLE u')",
+            Dialect::DuckDb,
+        ),
+        (
+            "INSERT INTO t SELECT * FROM glob('/etc/*')",
+            Dialect::DuckDb,
+        ),
+        ("UPDATE t SET a = getenv('HOME')", Dialect::DuckDb),
+        (
+            "INSERT INTO t VALUES (load_extension('evil.so'))",
+            Dialect::Sqlite,
+        ),
+        ("UPDATE t SET a = readfile('/etc/passwd')", Dialect::Sqlite),
+        (
+            "DELETE FROM t WHERE a IN (SELECT a FROM '/etc/passwd')",
+            Dialect::DuckDb,
+        ),
+        (
+            "CREATE VIEW v AS SELECT * FROM read_parquet('x.parquet')",
+            Dialect::DuckDb,
+        ),
+        (
+            "INSERT INTO t SELECT pg_read_file('/etc/passwd')",
+            Dialect::Postgres,
+        ),
+        (
+            "CREATE TABLE t AS SELECT load_file('/etc/passwd')",
+            Dialect::MySql,
+        ),
+    ] {
+        let r = check(sql, dialect, allow);
+        assert!(matches!(r, Err(Refusal::Forbidden { .. })), "{sql}: {r:?}");
+    }
+    // The same writes without the forbidden part pass with --allow-write.
+    let r = check("CREATE TABLE t AS SELECT 1 AS a", Dialect::DuckDb, allow);
+    assert_eq!(r.map(|c| c.access()), Ok(Access::Write));
+}
+
+#[test]
+fn sqlite_checking_pragmas_only_read() {
+    for sql in [
+        "PRAGMA integrity_check",
+        "PRAGMA integrity_check(10)",
+        "PRAGMA quick_check",
+        "PRAGMA foreign_key_check",
+        "PRAGMA foreign_key_check(orders)",
+        "PRAGMA index_list(orders)",
+        "PRAGMA table_xinfo(orders)",
+    ] {
+        assert_eq!(verdict(sql, Dialect::Sqlite), Ok(Access::Read), "{sql}");
+    }
+}

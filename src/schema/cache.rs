@@ -1,0 +1,97 @@
+//! The catalog cache: introspecting a big schema takes time on every run
+//! (hundreds of milliseconds on a 2,000-table server), so the catalog is
+//! kept in `$AIQ_HOME/cache/catalog-KEY.bin` (postcard, compact and fast
+//! to read) with the source's change
+//! fingerprint (SQLite's schema version and the file's size and time, a
+//! server's catalog checksum, …). A cached catalog is used only when the
+//! fingerprint taken now is the one it was stored with: a stale cache is
+//! never used. `aiq schema --refresh` rebuilds it.
+
+use std::path::{Path, PathBuf};
+
+use serde::{Deserialize, Serialize};
+
+use super::Catalog;
+
+/// Bumped when the file's shape or the catalog's meaning changes.
+const FORMAT: u32 = 1;
+
+#[derive(Serialize, Deserialize)]
+struct Entry {
+    format: u32,
+    /// What the source is (a path, a URL without password): two sources
+    /// whose keys collide never share an entry.
+    source: String,
+    fingerprint: String,
+    catalog: Catalog,
+}
+
+/// The cached catalog of `source`, if it was stored with `fingerprint`.
+pub fn load(home: &Path, source: &str, fingerprint: &str) -> Option<Catalog> {
+    let bytes = std::fs::read(path(home, source)).ok()?;
+    let entry: Entry = postcard::from_bytes(&bytes).ok()?;
+    (entry.format == FORMAT && entry.source == source && entry.fingerprint == fingerprint)
+        .then_some(entry.catalog)
+}
+
+/// Keeps `catalog` for `source` as of `fingerprint` (atomically, 0600; it
+/// holds sample values). A failure only means the next run introspects.
+pub fn store(home: &Path, source: &str, fingerprint: &str, catalog: &Catalog) {
+    let entry = Entry {
+        format: FORMAT,
+        source: source.to_string(),
+        fingerprint: fingerprint.to_string(),
+        catalog: catalog.clone(),
+    };
+    let Ok(bytes) = postcard::to_stdvec(&entry) else {
+        return;
+    };
+    let dir = crate::home::cache_dir(home);
+    let written = crate::home::create_private_dir(home)
+        .and_then(|_| crate::home::create_private_dir(&dir))
+        .and_then(|_| crate::home::write_private(&dir, &path(home, source), &bytes));
+    if let Err(e) = written {
+        tracing::info!("cannot keep the catalog in {}: {e}", dir.display());
+    }
+}
+
+fn path(home: &Path, source: &str) -> PathBuf {
+    crate::home::cache_dir(home).join(format!("catalog-{:016x}.bin", fnv1a(source)))
+}
+
+/// FNV-1a, 64 bits: a stable file name for a source (the entry names the
+/// source in full, so a collision only costs a rebuild).
+fn fnv1a(text: &str) -> u64 {
+    let mut hash: u64 = 0xcbf2_9ce4_8422_2325;
+    for b in text.bytes() {
+        hash ^= u64::from(b);
+        hash = hash.wrapping_mul(0x0000_0100_0000_01b3);
+    }
+    hash
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::schema::Table;
+
+    #[test]
+    fn a_catalog_comes_back_only_with_its_fingerprint() {
+        let dir = tempfile::tempdir().unwrap();
+        let catalog = Catalog {
+            engine: "SQLite 3".into(),
+            tables: vec![Table {
+                name: "t".into(),
+                ..Table::default()
+            }],
+        };
+        store(dir.path(), "sqlite:/data/a.db", "v1", &catalog);
+        assert_eq!(load(dir.path(), "sqlite:/data/a.db", "v1"), Some(catalog));
+        assert_eq!(load(dir.path(), "sqlite:/data/a.db", "v2"), None, "stale");
+        assert_eq!(
+            load(dir.path(), "sqlite:/data/b.db", "v1"),
+            None,
+            "another source"
+        );
+    }
+}

@@ -1,0 +1,83 @@
+//! A program in a pseudo-terminal, its screen read back through a terminal
+//! emulator (vt100): what a person would see, escape sequences applied.
+
+use std::io::ErrorKind;
+use std::num::NonZeroU16;
+use std::time::{Duration, Instant};
+
+use expectrl::session::OsSession;
+
+use super::llm::ModelServer;
+use super::{pty, Sandbox};
+
+/// The program in a pseudo-terminal and what its screen shows.
+pub struct Screen {
+    pub p: OsSession,
+    pub vt: vt100::Parser,
+}
+
+impl Screen {
+    /// `aiq ARGS` talking to `server`, on an 80×24 xterm.
+    pub fn start(sb: &Sandbox, server: &ModelServer, args: &[&str]) -> Screen {
+        let args: Vec<&std::ffi::OsStr> = args.iter().map(|a| a.as_ref()).collect();
+        Screen::of(pty(sb, &args, Some(server), "xterm-256color"))
+    }
+
+    /// Any program already running in a pseudo-terminal.
+    pub fn of(p: OsSession) -> Screen {
+        Screen {
+            p,
+            vt: vt100::Parser::new(
+                NonZeroU16::new(24).unwrap(),
+                NonZeroU16::new(80).unwrap(),
+                0,
+            ),
+        }
+    }
+
+    /// Takes what the program wrote so far.
+    pub fn pump(&mut self) {
+        let mut buf = [0u8; 16384];
+        loop {
+            match self.p.try_read(&mut buf) {
+                Ok(0) => return,
+                Ok(n) => self.vt.process(&buf[..n]),
+                Err(e) if e.kind() == ErrorKind::WouldBlock => return,
+                Err(_) => return,
+            }
+        }
+    }
+
+    pub fn text(&self) -> String {
+        self.vt.screen().contents()
+    }
+
+    /// Waits until the screen shows `text`.
+    pub fn wait_for(&mut self, text: &str) {
+        let deadline = Instant::now() + Duration::from_secs(20);
+        loop {
+            self.pump();
+            if self.text().contains(text) {
+                return;
+            }
+            assert!(
+                Instant::now() < deadline,
+                "waited for {text:?}; the screen shows:\n{}",
+                self.text()
+            );
+            std::thread::sleep(Duration::from_millis(20));
+        }
+    }
+
+    pub fn send(&mut self, keys: &str) {
+        use std::io::Write;
+        self.p.write_all(keys.as_bytes()).unwrap();
+        self.p.flush().unwrap();
+        // Let the view take one key sequence at a time.
+        std::thread::sleep(Duration::from_millis(60));
+    }
+
+    pub fn exit_code(&self) -> String {
+        format!("{:?}", self.p.get_process().wait().unwrap())
+    }
+}

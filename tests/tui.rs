@@ -1,0 +1,179 @@
+//! The full-screen view (`--tui`) as a person uses it: the real binary in
+//! an 80×24 pseudo-terminal against the scripted model server, its screen
+//! read back through a terminal emulator (vt100). Ask and see rows, cancel
+//! a slow turn with Ctrl-C, ask again, leave with Ctrl-D — then the session
+//! file, the shared input history, the two printed lines, and a terminal
+//! put back as it was. Restoring a stale session answers its question in a
+//! dialog; `/sql` and `/clear` work as in the chat.
+
+#![cfg(unix)]
+
+mod common;
+
+use std::path::Path;
+use std::time::Duration;
+
+use common::llm::{ModelServer, Reply};
+use common::screen::Screen;
+use common::{sessions_in, Sandbox};
+use serde_json::{json, Value};
+
+const PER_COUNTRY: &str =
+    "SELECT country, count(*) AS n FROM customers GROUP BY country ORDER BY country";
+const IN_DE: &str = "SELECT name FROM customers WHERE country = 'DE' ORDER BY name";
+
+fn fenced(sql: &str) -> Reply {
+    Reply::Text(format!("Here you go:\n```sql\n{sql}\n```"))
+}
+
+#[test]
+fn ask_cancel_ask_again_and_leave_with_the_session_saved() {
+    let sb = Sandbox::new();
+    let db = sb.shop_sqlite();
+    let server = ModelServer::start(vec![
+        fenced(PER_COUNTRY),
+        Reply::Slow(Duration::from_secs(30), Box::new(fenced("SELECT 1"))),
+        fenced(IN_DE),
+    ]);
+    let mut s = Screen::start(&sb, &server, &[db.to_str().unwrap(), "--tui"]);
+    s.wait_for("Ask about your data");
+    assert!(s.vt.screen().alternate_screen());
+    s.wait_for("shop.db · sqlite");
+
+    s.send("how many customers per country?\r");
+    s.wait_for("3 rows in");
+    let screen = s.text();
+    assert!(screen.contains("1 │ DE      │ 2"), "{screen}");
+    assert!(screen.contains("3 │ US      │ 2"), "{screen}");
+
+    // A slow turn: the screen stays live and Ctrl-C cancels it.
+    s.send("a slow one\r");
+    s.wait_for("thinking");
+    s.send("\x03");
+    s.wait_for("Cancelled; the conversation is kept.");
+    assert!(s.text().contains("ready"), "{}", s.text());
+
+    s.send("and who is in DE?\r");
+    s.wait_for("2 rows in");
+    s.wait_for("1 │ Ann");
+    s.wait_for("2 │ Cleo");
+
+    s.send("\x04");
+    s.wait_for("Run 'aiq -s ~/.aiqconfig/session_");
+    let screen = s.text();
+    assert!(
+        screen.contains("Current session saved to ~/.aiqconfig/session_"),
+        "{screen}"
+    );
+    assert!(s.exit_code().contains(", 0)"));
+    // The terminal is as it was: main screen, cursor shown, no mouse or paste capture.
+    let vt = s.vt.screen();
+    assert!(!vt.alternate_screen());
+    assert!(!vt.hide_cursor());
+    assert_eq!(vt.mouse_protocol_mode(), vt100::MouseProtocolMode::None);
+    assert!(!vt.bracketed_paste());
+
+    // The cancelled turn left no trace; the third request carried the first exchange.
+    let chats = server.chats();
+    assert_eq!(chats.len(), 3);
+    let third = chats[2].messages();
+    let roles: Vec<&str> = third.iter().map(|(r, _)| r.as_str()).collect();
+    assert_eq!(roles, ["system", "user", "assistant", "user"]);
+    assert_eq!(third[1].1, "how many customers per country?");
+    assert_eq!(third[3].1, "and who is in DE?");
+
+    let files = sessions_in(&sb.home());
+    assert_eq!(files.len(), 1, "{files:?}");
+    let v: Value = serde_json::from_str(&std::fs::read_to_string(&files[0]).unwrap()).unwrap();
+    let messages = v["messages"].as_array().unwrap();
+    assert_eq!(messages.len(), 4);
+    assert_eq!(messages[1]["sql"], PER_COUNTRY);
+    assert_eq!(messages[1]["row_count"], 3);
+    assert_eq!(messages[3]["sql"], IN_DE);
+    // The input history is the chat's, in its own format.
+    let history = std::fs::read_to_string(sb.home().join("input_history")).unwrap();
+    assert_eq!(
+        history,
+        "#V2\nhow many customers per country?\na slow one\nand who is in DE?\n"
+    );
+}
+
+/// A session file about `db`, last used long ago.
+fn stale_session(path: &Path, db: &Path) {
+    let file = json!({
+        "version": 1,
+        "metadata": {"created_at": "2026-01-26T10:00:00Z", "last_updated": "2026-01-26T10:12:31Z",
+                     "data_source": db.canonicalize().unwrap().display().to_string(), "database_type": "sqlite"},
+        "messages": [
+            {"role": "user", "content": "question 0", "timestamp": "2026-01-26T10:00:05Z"},
+            {"role": "assistant", "content": "```sql\nSELECT 0\n```", "timestamp": "2026-01-26T10:00:07Z", "sql": "SELECT 0", "row_count": 1}
+        ],
+    });
+    std::fs::write(path, serde_json::to_string_pretty(&file).unwrap()).unwrap();
+}
+
+#[test]
+fn restore_a_stale_session_then_sql_and_clear_through_dialogs() {
+    let sb = Sandbox::new();
+    let db = sb.shop_sqlite();
+    let file = sb.path().join("old.json");
+    stale_session(&file, &db);
+    let server = ModelServer::start(vec![
+        Reply::Cut("```sql\nSELECT 6".into()),
+        fenced("SELECT 7 AS seven"),
+    ]);
+    let mut s = Screen::start(&sb, &server, &["-s", file.to_str().unwrap(), "--tui"]);
+    s.wait_for("previous conversation?");
+    // The restored exchange shows in the conversation pane.
+    let screen = s.text();
+    assert!(screen.contains("› question 0"), "{screen}");
+    assert!(screen.contains("▌ SELECT 0"), "{screen}");
+    s.send("n");
+    s.wait_for("Starting a fresh context");
+    // A model connection cut mid-answer shows in the panes; the session goes on.
+    s.send("cut short?\r");
+    s.wait_for("stream ended before the answer was complete");
+    s.wait_for("ready");
+    s.send("what now?\r");
+    s.wait_for("1 row in");
+    // No: the model got a fresh context (system + question).
+    assert_eq!(server.chats()[1].messages().len(), 2);
+
+    s.send("/sql SELECT count(*) AS total FROM orders\r");
+    s.wait_for("│ total");
+    s.wait_for("1 │     6");
+    // A huge result: the grid holds the first 10,000 rows, the rest are
+    // counted for a moment, and the turn ends well before the statement timeout.
+    s.send("/sql WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < 50000000) SELECT i FROM n\r");
+    s.wait_for("showing first 10,000 of");
+    assert!(s.text().contains("+ rows"), "{}", s.text());
+    s.send("/clear\r");
+    s.wait_for("Clear conversation history?");
+    s.send("y");
+    s.wait_for("History cleared");
+    s.send("/exit\r");
+    s.wait_for("to continue.");
+    let screen = s.text();
+    assert!(
+        screen.contains(&format!("Current session saved to {}", file.display())),
+        "{screen}"
+    );
+    assert!(screen.contains(&format!("Run 'aiq -s {}' to continue.", file.display())));
+    assert!(s.exit_code().contains(", 0)"));
+    let v: Value = serde_json::from_str(&std::fs::read_to_string(&file).unwrap()).unwrap();
+    assert_eq!(v["messages"].as_array().unwrap().len(), 4);
+    assert_eq!(v["messages"][3]["sql"], "SELECT 7 AS seven");
+}
+
+#[test]
+fn without_a_terminal_it_is_a_usage_error() {
+    let sb = Sandbox::new();
+    let db = sb.shop_sqlite();
+    let out = sb.aiq().arg(&db).arg("--tui").output().unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    assert_eq!(
+        common::stderr_of(&out),
+        "aiq: --tui needs a terminal on stdin and stdout; for scripts ask with -q \"…\" or pipe the question\n"
+    );
+    assert!(out.stdout.is_empty());
+}

@@ -3,6 +3,7 @@
 
 use clap::{Args, Parser, Subcommand};
 
+use crate::agent::Mode;
 use crate::chart::{ImageFormat, Kind};
 use crate::render::Format;
 
@@ -20,6 +21,9 @@ Examples:
   aiq sources add shop ./shop.db && aiq shop -e \"SELECT 1\"
   aiq schema shop                                                  # what aiq sees in a source
   aiq shop.db --allow-write --yes -e \"DELETE FROM carts WHERE stale\"
+  aiq shop.db --lua report.lua -f csv                              # run a Lua script (no model)
+  aiq shop.db --mode lua -q \"compare each country's revenue with last year\"
+  aiq logs --since 1d                                              # the Lua runs of the last day
 
 SOURCE is a .db/.sqlite/.sqlite3 (SQLite) or .duckdb/.ddb (DuckDB) file, a
 .csv/.tsv/.parquet/.json/.jsonl/.ndjson file or a folder of them, a
@@ -47,7 +51,7 @@ pub struct Cli {
     pub source: Option<String>,
 
     /// Full-screen view: conversation, result grid and log at once
-    #[arg(long, conflicts_with_all = ["question", "execute"])]
+    #[arg(long, conflicts_with_all = ["question", "execute", "lua"])]
     pub tui: bool,
 
     #[command(flatten)]
@@ -95,6 +99,15 @@ pub struct RunArgs {
     /// Also write the chart as an image: FILE.svg or FILE.png
     #[arg(long, value_name = "FILE", value_parser = parse_chart_out)]
     pub chart_out: Option<std::path::PathBuf>,
+
+    /// Run a Lua script in the sandbox against SOURCE (no model); `-` reads it from stdin
+    #[arg(
+        long,
+        value_name = "FILE",
+        conflicts_with = "execute",
+        allow_hyphen_values = true
+    )]
+    pub lua: Option<String>,
 }
 
 /// Flags for asking questions.
@@ -105,10 +118,14 @@ pub struct AskArgs {
         short = 'q',
         long,
         value_name = "TEXT",
-        conflicts_with = "execute",
+        conflicts_with_all = ["execute", "lua"],
         allow_hyphen_values = true
     )]
     pub question: Option<String>,
+
+    /// What the model writes: sql (one statement) or lua (a program run in the sandbox)
+    #[arg(long, value_name = "MODE", value_parser = parse_mode)]
+    pub mode: Option<Mode>,
 
     /// Restore a saved session (chat), or answer one follow-up inside it (with -q)
     #[arg(short = 's', long, value_name = "FILE")]
@@ -208,6 +225,15 @@ pub enum Command {
         #[command(flatten)]
         model: ModelArgs,
     },
+    /// Show the audit log of Lua runs ($AIQ_HOME/logs)
+    Logs {
+        /// Only runs since then: a date (2026-01-26), a time (RFC 3339) or an age (90m, 12h, 7d)
+        #[arg(long, value_name = "WHEN")]
+        since: Option<String>,
+        /// Print the log lines as they are stored (JSON, one per run), e.g. for jq
+        #[arg(long)]
+        json: bool,
+    },
     /// Write the demo shop, save it as the source `demo` and open a chat on
     /// it (or, without a model, show example results and how to connect one)
     Demo {
@@ -289,6 +315,10 @@ fn parse_chart_out(s: &str) -> Result<std::path::PathBuf, String> {
     Ok(path)
 }
 
+fn parse_mode(s: &str) -> Result<Mode, String> {
+    s.parse()
+}
+
 /// A count of rows or pairs: a whole number, 0 or more.
 fn parse_count(s: &str) -> Result<usize, String> {
     s.trim()
@@ -343,6 +373,13 @@ mod tests {
         ));
         let e = Cli::try_parse_from(["aiq", "x.db", "-f", "xml"]).unwrap_err();
         assert_eq!(e.exit_code(), 2);
+        let cli = Cli::try_parse_from(["aiq", "x.db", "--lua", "-", "--mode", "lua"]).unwrap();
+        assert_eq!(cli.run.lua.as_deref(), Some("-"));
+        assert_eq!(cli.ask.mode, Some(Mode::Lua));
+        let e = Cli::try_parse_from(["aiq", "x.db", "--mode", "python"]).unwrap_err();
+        assert!(e.to_string().contains("choose sql or lua"), "{e}");
+        assert!(Cli::try_parse_from(["aiq", "x.db", "--lua", "a.lua", "-q", "x"]).is_err());
+        assert!(Cli::try_parse_from(["aiq", "x.db", "--lua", "a.lua", "-e", "x"]).is_err());
         let e = Cli::try_parse_from(["aiq", "x.db", "--tui", "-q", "why?"]).unwrap_err();
         assert_eq!(e.exit_code(), 2);
         assert!(

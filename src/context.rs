@@ -113,7 +113,7 @@ impl Context<'_> {
             },
         );
         let (format, _) = output_setup(self, run);
-        Conversation::new(
+        let mut conversation = Conversation::new(
             thread,
             opened.label,
             opened.session_name,
@@ -124,7 +124,12 @@ impl Context<'_> {
                 stale_after_hours: self.config.chat.stale_after_hours,
                 opener: self.opener(run.allow_write),
             },
-        )
+        );
+        conversation.set_lua_limits(self.config.lua.clone());
+        if let Some(mode) = ask.mode {
+            conversation.set_mode(mode);
+        }
+        conversation
     }
 }
 

@@ -6,12 +6,15 @@
 //!   config.toml                   0600, `aiq config init`, `aiq sources add`
 //!   session_YYYYMMDDHHMMSS.json   0600, one per conversation (SPEC §7)
 //!   input_history                 the chat's line-editor history
+//!   logs/                         0700, the audit log (SPEC §8)
+//!     YYYY-MM-DD.jsonl            0600, one JSON line per Lua run (UTC date)
 //!   cache/catalog-KEY.bin         0600, schemas as last read (see schema::cache)
 //! ```
 //!
 //! Every file aiq writes here goes through [`write_atomic`]: a temporary
 //! file in the same folder, fsync, rename — so a crash or a full disk never
-//! leaves half a file, and the old file stays as it was.
+//! leaves half a file, and the old file stays as it was. The audit log is
+//! the one exception: it only grows, one whole line per [`append_line`].
 
 use std::fs;
 use std::io::Write;
@@ -41,6 +44,55 @@ pub fn input_history(home: &Path) -> PathBuf {
 /// The file of a session created at `created` (UTC).
 pub fn session_file(home: &Path, created: &DateTime<Utc>) -> PathBuf {
     home.join(format!("session_{}.json", created.format("%Y%m%d%H%M%S")))
+}
+
+/// The audit log's folder, `logs/`.
+pub fn logs_dir(home: &Path) -> PathBuf {
+    home.join("logs")
+}
+
+/// The audit log of one UTC day: `logs/YYYY-MM-DD.jsonl`.
+pub fn log_file(home: &Path, day: chrono::NaiveDate) -> PathBuf {
+    logs_dir(home).join(format!("{}.jsonl", day.format("%Y-%m-%d")))
+}
+
+/// The audit log files, oldest first (by name, which is the day).
+pub fn log_files(home: &Path) -> Vec<PathBuf> {
+    let mut files: Vec<PathBuf> = fs::read_dir(logs_dir(home))
+        .map(|entries| {
+            entries
+                .flatten()
+                .map(|e| e.path())
+                .filter(|p| p.extension().is_some_and(|e| e == "jsonl"))
+                .collect()
+        })
+        .unwrap_or_default();
+    files.sort();
+    files
+}
+
+/// Appends one line to `path` (created 0600, its folder 0700) in a single
+/// write, so lines from processes that log at the same time never mix.
+/// A newline is added; `line` must not contain one.
+pub fn append_line(path: &Path, line: &str) -> std::io::Result<()> {
+    if let Some(dir) = path.parent() {
+        if let Some(home) = dir.parent().filter(|h| !h.as_os_str().is_empty()) {
+            create_private_dir(home)?;
+        }
+        create_private_dir(dir)?;
+    }
+    let mut options = fs::OpenOptions::new();
+    options.create(true).append(true);
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::OpenOptionsExt;
+        options.mode(0o600);
+    }
+    let mut file = options.open(path)?;
+    let mut bytes = Vec::with_capacity(line.len() + 1);
+    bytes.extend_from_slice(line.as_bytes());
+    bytes.push(b'\n');
+    file.write_all(&bytes)
 }
 
 /// Where cached catalogs live.
@@ -171,6 +223,26 @@ mod tests {
             .and_then(|m| u32::from_str_radix(m.trim(), 8).ok());
         if let Some(umask) = umask {
             assert_eq!(mode(&shared), 0o666 & !umask);
+        }
+    }
+
+    #[test]
+    fn log_lines_append_to_a_private_file_per_day() {
+        let dir = tempfile::tempdir().unwrap();
+        let home = dir.path().join("home");
+        let day = chrono::NaiveDate::from_ymd_opt(2026, 1, 26).unwrap();
+        let p = log_file(&home, day);
+        assert_eq!(p, home.join("logs/2026-01-26.jsonl"));
+        append_line(&p, "{\"a\":1}").unwrap();
+        append_line(&p, "{\"a\":2}").unwrap();
+        assert_eq!(fs::read_to_string(&p).unwrap(), "{\"a\":1}\n{\"a\":2}\n");
+        assert_eq!(log_files(&home), std::slice::from_ref(&p));
+        #[cfg(unix)]
+        {
+            use std::os::unix::fs::PermissionsExt;
+            let mode = |p: &Path| fs::metadata(p).unwrap().permissions().mode() & 0o777;
+            assert_eq!(mode(&p), 0o600);
+            assert_eq!(mode(&logs_dir(&home)), 0o700);
         }
     }
 

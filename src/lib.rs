@@ -21,6 +21,8 @@
 //!   [`agent::Conversation`] (thread, session file, slash commands) over a
 //!   [`agent::Thread`] that runs a turn through the one statement runner and
 //!   reports [`agent::Event`]s to an [`agent::EventSink`].
+//! - [`lua`]: the Lua sandbox — programs over the same statement runner,
+//!   as the model's answers (Lua mode) or script files (`--lua FILE`).
 //! - [`session`] and [`home`]: session files; the `$AIQ_HOME` layout and
 //!   its one atomic writer.
 //! - [`context`]: the composition root — opening sources, connecting the
@@ -44,6 +46,7 @@ pub mod frontend;
 pub mod home;
 pub mod interrupt;
 pub mod llm;
+pub mod lua;
 pub mod redact;
 pub mod render;
 mod runtime;

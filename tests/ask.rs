@@ -11,6 +11,7 @@ use std::time::{Duration, Instant};
 use common::llm::{ModelServer, Reply};
 use common::{stderr_of, stdout_of, Sandbox, SECRET_KEY};
 use predicates::prelude::*;
+use serde_json::json;
 
 const QUESTION: &str = "how many customers per country?";
 const PER_COUNTRY: &str =
@@ -556,21 +557,24 @@ fn the_key_never_reaches_logs() {
     assert!(!stdout_of(&out).contains(SECRET_KEY));
 }
 
+/// 2,000 empty audit tables beside the shop's.
+fn add_audit_tables(db: &std::path::Path) {
+    let conn = rusqlite::Connection::open(db).unwrap();
+    let mut sql = String::from("BEGIN;");
+    for i in 0..2000 {
+        sql.push_str(&format!(
+            "CREATE TABLE audit_{i:04} (id INTEGER PRIMARY KEY, actor TEXT, action TEXT, happened_at TEXT, detail TEXT);"
+        ));
+    }
+    sql.push_str("COMMIT;");
+    conn.execute_batch(&sql).unwrap();
+}
+
 #[test]
 fn a_2000_table_schema_stays_small_and_keeps_the_relevant_tables() {
     let sb = Sandbox::new();
     let db = sb.shop_sqlite();
-    {
-        let conn = rusqlite::Connection::open(&db).unwrap();
-        let mut sql = String::from("BEGIN;");
-        for i in 0..2000 {
-            sql.push_str(&format!(
-                "CREATE TABLE audit_{i:04} (id INTEGER PRIMARY KEY, actor TEXT, action TEXT, happened_at TEXT, detail TEXT);"
-            ));
-        }
-        sql.push_str("COMMIT;");
-        conn.execute_batch(&sql).unwrap();
-    }
+    add_audit_tables(&db);
     let server = ModelServer::start(vec![fenced(PER_COUNTRY)]);
     sb.aiq_with(&server, "openai")
         .arg(&db)
@@ -582,7 +586,84 @@ fn a_2000_table_schema_stays_small_and_keeps_the_relevant_tables() {
     assert!(r.raw.len() < 60_000, "request is {} bytes", r.raw.len());
     let system = &r.messages()[0].1;
     assert!(system.contains("table customers"), "customers missing");
-    assert!(system.contains("more tables, not shown"));
+    assert!(
+        system.contains("more tables, by name only:"),
+        "the rest should be listed by name"
+    );
+}
+
+#[test]
+fn a_model_describes_a_table_listed_by_name_then_answers() {
+    for provider in ["openai", "anthropic"] {
+        for stream in [true, false] {
+            let sb = Sandbox::new();
+            let db = sb.shop_sqlite();
+            add_audit_tables(&db);
+            let server = ModelServer::start(vec![
+                Reply::Tool("describe_tables", json!({"names": ["audit_1999"]})),
+                Reply::ToolSql("SELECT count(*) AS n FROM audit_1999".into()),
+            ]);
+            let mut cmd = sb.aiq_with(&server, provider);
+            cmd.arg(&db).args([
+                "-q",
+                "how many entries are in the last audit table?",
+                "-f",
+                "csv",
+                "--show-sql",
+            ]);
+            if !stream {
+                cmd.arg("--no-stream");
+            }
+            let out = cmd.output().unwrap();
+            let err = stderr_of(&out);
+            assert_eq!(out.status.code(), Some(0), "{provider}: {err}");
+            assert_eq!(stdout_of(&out), "n\n0\n", "{provider}");
+            // The lookup is shown where the SQL is.
+            assert!(
+                err.contains(r#"→ describe_tables {"names":["audit_1999"]}"#),
+                "{provider}: {err}"
+            );
+            assert!(
+                err.contains("SELECT count(*) AS n FROM audit_1999"),
+                "{provider}: {err}"
+            );
+            let chats = server.chats();
+            assert_eq!(chats.len(), 2, "{provider}");
+            // The first request offers the lookups and says how to use them;
+            // the table was listed by name only.
+            let first = &chats[0];
+            let tools: Vec<&str> = first.body["tools"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .map(|t| {
+                    t["name"]
+                        .as_str()
+                        .or(t["function"]["name"].as_str())
+                        .unwrap()
+                })
+                .collect();
+            assert_eq!(
+                tools,
+                ["run_sql", "list_tables", "describe_tables"],
+                "{provider}"
+            );
+            let system = match provider {
+                "openai" => first.messages()[0].1.clone(),
+                _ => first.body["system"].as_str().unwrap().to_string(),
+            };
+            assert!(system.contains("call describe_tables"), "{provider}");
+            assert!(!system.contains("table audit_1999"), "{provider}");
+            assert!(system.contains(" audit_1999"), "{provider}: listed by name");
+            // The second carries the description back as the call's result.
+            let second = chats[1].raw.clone();
+            assert!(
+                second.contains("table audit_1999 (~"),
+                "{provider}: {second}"
+            );
+            assert!(second.contains("actor TEXT"), "{provider}");
+        }
+    }
 }
 
 #[cfg(unix)]

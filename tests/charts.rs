@@ -63,6 +63,56 @@ fn dash_e_with_chart_draws_a_bar_chart_instead_of_the_table() {
 }
 
 #[test]
+fn a_lua_script_charts_the_table_it_shows() {
+    let sb = Sandbox::new();
+    let db = sb.shop_sqlite();
+    let dir = db.parent().unwrap();
+    let script = dir.join("per_country.lua");
+    std::fs::write(
+        &script,
+        format!("aiq.table(aiq.query([[{PER_COUNTRY}]]))\n"),
+    )
+    .unwrap();
+    let script = script.to_str().unwrap();
+    let out = aiq(
+        &sb,
+        &db,
+        &["--lua", script, "--chart"],
+        &[("LANG", "C.UTF-8")],
+    );
+    assert_eq!(out.status.code(), Some(0), "{}", stderr_of(&out));
+    let text = stdout_of(&out);
+    let lines: Vec<&str> = text.lines().collect();
+    assert_eq!(lines[1], "bar · n by country", "{text}");
+    assert!(lines[2].starts_with("DE │████"), "{text}");
+    assert!(!text.contains("country,n"), "{text}");
+    // The image too; a script that shows no table has nothing to chart.
+    let png = dir.join("per_country.png");
+    let out = aiq(
+        &sb,
+        &db,
+        &["--lua", script, "--chart-out", png.to_str().unwrap()],
+        &[],
+    );
+    assert_eq!(out.status.code(), Some(0), "{}", stderr_of(&out));
+    assert!(stdout_of(&out).starts_with("country,n\n"));
+    assert_eq!(&std::fs::read(&png).unwrap()[1..4], b"PNG");
+    let quiet = dir.join("quiet.lua");
+    std::fs::write(&quiet, "print('hello')\n").unwrap();
+    let out = aiq(
+        &sb,
+        &db,
+        &["--lua", quiet.to_str().unwrap(), "--chart"],
+        &[],
+    );
+    assert_eq!(out.status.code(), Some(1), "{}", stderr_of(&out));
+    assert_eq!(
+        stderr_of(&out),
+        "aiq: the statement returned no result to chart\n"
+    );
+}
+
+#[test]
 fn a_kind_by_name_ascii_when_the_locale_is_not_utf8_and_the_width_is_80() {
     let sb = Sandbox::new();
     let db = sb.shop_sqlite();

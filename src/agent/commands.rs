@@ -20,6 +20,7 @@ pub const COMMANDS: &[(&str, &str)] = &[
         "/format",
         "output format: /format table|csv|tsv|json|jsonl|markdown",
     ),
+    ("/mode", "what the model writes: /mode sql|lua"),
     (
         "/source",
         "switch data source (history kept): /source NAME_OR_PATH",
@@ -44,6 +45,8 @@ pub enum SlashCommand {
     Schema(Option<String>),
     Sql(String),
     Format(String),
+    /// `/mode` alone shows the mode.
+    Mode(Option<String>),
     Source(String),
     Chart(ChartSpec),
     Exit,
@@ -75,6 +78,7 @@ pub fn parse(line: &str) -> SlashCommand {
             "a format: table, csv, tsv, json, jsonl or markdown",
             SlashCommand::Format,
         ),
+        "/mode" => SlashCommand::Mode(arg()),
         "/source" => needs("a saved source name or a path", SlashCommand::Source),
         "/chart" => match ChartSpec::parse(rest) {
             Ok(spec) => SlashCommand::Chart(spec),
@@ -128,6 +132,8 @@ mod tests {
         );
         assert_eq!(parse("/sql SELECT 1"), SlashCommand::Sql("SELECT 1".into()));
         assert_eq!(parse("/QUIT"), SlashCommand::Exit);
+        assert_eq!(parse("/mode lua"), SlashCommand::Mode(Some("lua".into())));
+        assert_eq!(parse("/mode"), SlashCommand::Mode(None));
         assert_eq!(
             parse("/chart line x=month"),
             SlashCommand::Chart(ChartSpec::parse("line x=month").unwrap())

@@ -1,6 +1,6 @@
 //! [`Conversation`]: what every front end drives. It owns the [`Thread`],
 //! the session file and the state a chat changes as it goes (source, output
-//! format), and carries out the slash commands (SPEC §6) — all through
+//! format, mode), and carries out the slash commands (SPEC §6) — all through
 //! events, so the rustyline chat, the full-screen view and single-shot are
 //! only input and rendering over it.
 //!
@@ -14,12 +14,14 @@ use chrono::Utc;
 
 use super::commands::{help, parse, SlashCommand};
 use super::events::{ConfirmKind, Event, EventSink, PendingAnswer};
-use super::kind::Mode;
+use super::kind::{AnswerKind, Mode, SqlAnswers};
 use super::last_result::{LastResult, NO_RESULT};
 use super::outcome::{AgentError, Answer, Outcome};
 use super::thread::Thread;
 use crate::cancel::{CancelHandle, CancelToken};
 use crate::chart::ChartSpec;
+use crate::config::LuaConfig;
+use crate::lua::{AuditInfo, LuaAnswers, Origin};
 use crate::render::Format;
 use crate::schema::Catalog;
 use crate::session::{self, Session};
@@ -104,6 +106,12 @@ pub struct Conversation {
     opener: Box<dyn SourceOpener>,
     /// The last result, for `/chart`.
     last: LastResult,
+    /// What the model writes (`--mode`, `/mode`).
+    mode: Mode,
+    /// The Lua sandbox's limits (`[lua]`).
+    lua: LuaConfig,
+    /// The source as the audit log names it (no password).
+    source_name: String,
 }
 
 impl Conversation {
@@ -117,6 +125,7 @@ impl Conversation {
         options: ConversationOptions,
     ) -> Self {
         let database_type = thread.engine().as_str();
+        let source_name = session_name.clone();
         let session = match keep {
             Keep::Nothing => None,
             Keep::NewSession => Some(Session::new(&options.home, &session_name, database_type)),
@@ -137,7 +146,46 @@ impl Conversation {
             stale_after_hours: options.stale_after_hours,
             opener: options.opener,
             last: LastResult::default(),
+            mode: Mode::Sql,
+            lua: LuaConfig::default(),
+            source_name,
         }
+    }
+
+    /// What the model writes from the next question on.
+    pub fn mode(&self) -> Mode {
+        self.mode
+    }
+
+    /// Switches what the model writes (`--mode`, `/mode`).
+    pub fn set_mode(&mut self, mode: Mode) {
+        self.mode = mode;
+        self.install_kind();
+    }
+
+    /// The Lua sandbox's limits (`[lua]` in config.toml).
+    pub fn set_lua_limits(&mut self, limits: LuaConfig) {
+        self.lua = limits;
+        self.install_kind();
+    }
+
+    /// Gives the thread the answer kind of the mode, with where Lua runs
+    /// are logged as things stand now (session file, source).
+    fn install_kind(&mut self) {
+        let kind: Box<dyn AnswerKind> = match self.mode {
+            Mode::Sql => Box::new(SqlAnswers),
+            Mode::Lua => Box::new(LuaAnswers::new(
+                self.lua.clone(),
+                Some(AuditInfo {
+                    home: self.home.clone(),
+                    session: self.session.as_ref().map(|s| s.path.clone()),
+                    source: self.source_name.clone(),
+                    origin: Origin::Model,
+                    file: None,
+                }),
+            )),
+        };
+        self.thread.set_kind(kind);
     }
 
     pub fn thread(&self) -> &Thread {
@@ -222,6 +270,10 @@ impl Conversation {
 
     /// Asks one question; the session is saved afterwards.
     pub fn ask(&mut self, question: &str, sink: &mut dyn EventSink) -> Result<Answer, AgentError> {
+        if self.mode == Mode::Lua {
+            // The audit log names the session file and source as they are now.
+            self.install_kind();
+        }
         let result = self
             .thread
             .ask(question, &mut self.last.tee(sink, Some(question)));
@@ -294,6 +346,14 @@ impl Conversation {
                 Ok(f) => {
                     self.format = f;
                     show(Event::Notice(format!("Output format: {f}")));
+                }
+                Err(e) => show(Event::CommandFailed(e)),
+            },
+            SlashCommand::Mode(None) => show(Event::Notice(mode_notice(self.mode))),
+            SlashCommand::Mode(Some(name)) => match name.parse::<Mode>() {
+                Ok(mode) => {
+                    self.set_mode(mode);
+                    show(Event::Notice(mode_notice(mode)));
                 }
                 Err(e) => show(Event::CommandFailed(e)),
             },
@@ -374,19 +434,14 @@ impl Conversation {
             t.render(&mut text);
             return Event::Listing(text);
         }
-        let near = catalog
-            .tables
-            .iter()
-            .map(|t| t.name.as_str())
-            .min_by_key(|n| strsim::levenshtein(&n.to_lowercase(), &name.to_lowercase()))
-            .map(|n| format!("; did you mean {n}?"))
-            .unwrap_or_default();
+        let near = catalog.did_you_mean(name);
         Event::CommandFailed(format!("no table named {name}{near}"))
     }
 
     fn switch_source(&mut self, name: &str, sink: &mut dyn EventSink) {
         match self.opener.open(name) {
             Ok(o) => {
+                self.source_name = o.session_name.clone();
                 if let Some(s) = self.session.as_mut() {
                     s.data_source = o.session_name;
                     s.database_type = o.source.kind().as_str().to_string();
@@ -427,6 +482,16 @@ impl Conversation {
                 )));
                 false
             }
+        }
+    }
+}
+
+/// What `/mode` says.
+fn mode_notice(mode: Mode) -> String {
+    match mode {
+        Mode::Sql => "Mode: sql — the model answers with one SQL statement.".into(),
+        Mode::Lua => {
+            "Mode: lua — the model answers with a Lua program that runs in the sandbox.".into()
         }
     }
 }

@@ -18,6 +18,8 @@ pub struct PromptFacts<'a> {
     pub today: NaiveDate,
     pub allow_write: bool,
     pub schema: &'a str,
+    /// How to look at tables the schema lists by name only, when it does.
+    pub look: Option<&'a str>,
 }
 
 /// The engine's SQL idioms, one line (date functions, quoting, LIMIT).
@@ -43,9 +45,9 @@ pub fn access_rule(allow_write: bool) -> &'static str {
 /// and the common ones, then the schema.
 pub fn system_prompt(f: &PromptFacts<'_>, kind: &dyn AnswerKind) -> String {
     let mut rules = String::new();
-    for rule in kind.rules(f) {
+    for rule in kind.rules(f).iter().map(String::as_str).chain(f.look) {
         rules.push_str("- ");
-        rules.push_str(&rule);
+        rules.push_str(rule);
         rules.push('\n');
     }
     format!(
@@ -99,6 +101,7 @@ mod tests {
             today: NaiveDate::from_ymd_opt(2026, 1, 26).unwrap(),
             allow_write: false,
             schema,
+            look: None,
         }
     }
 

@@ -1,122 +1,10 @@
-//! The schema context for one question (SPEC §5.3 step 1): the whole
-//! catalog when it fits the budget, otherwise the tables that matter most —
-//! tables used earlier in the conversation first, then those whose names,
-//! columns, comments and sample values match the question and recent turns,
-//! then their foreign-key neighbours — and the names of the rest. Pure.
+//! The schema context for one question (SPEC §5.3 step 1), as one call:
+//! the whole catalog when it fits the budget, otherwise the tables that
+//! matter most, described as far as the budget allows (see
+//! [`super::link`] for how tables are ranked and laid out). Pure.
 
-use std::collections::HashSet;
-
-use crate::schema::{Catalog, Table};
-
-/// Scores of the signals, strongest first.
-const USED_EARLIER: i64 = 1_000;
-const NAME_EQUALS: i64 = 30;
-const NAME_PART: i64 = 12;
-const COLUMN_PART: i64 = 4;
-const SAMPLE_MATCH: i64 = 8;
-const COMMENT_WORD: i64 = 2;
-const NEIGHBOUR: i64 = 1;
-
-const STOPWORDS: &[&str] = &[
-    "a", "an", "and", "are", "as", "at", "by", "for", "from", "how", "in", "is", "it", "many",
-    "me", "much", "of", "on", "or", "per", "show", "the", "that", "this", "to", "was", "what",
-    "which", "who", "with", "all", "each", "by", "list", "give", "get", "top", "number", "count",
-];
-
-/// Lowercase word stems of a text: `Customers'` → `customer`.
-pub fn words(text: &str) -> HashSet<String> {
-    text.split(|c: char| !c.is_alphanumeric())
-        .filter(|w| w.len() >= 2)
-        .map(|w| stem(&w.to_lowercase()))
-        .filter(|w| !STOPWORDS.contains(&w.as_str()))
-        .collect()
-}
-
-/// A crude singular: `categories` → `category`, `boxes` → `box`, `orders` → `order`.
-fn stem(w: &str) -> String {
-    if let Some(base) = w.strip_suffix("ies").filter(|b| b.len() >= 2) {
-        return format!("{base}y");
-    }
-    for suffix in ["sses", "xes", "ches", "shes"] {
-        if w.ends_with(suffix) {
-            return w[..w.len() - 2].to_string();
-        }
-    }
-    match w.strip_suffix('s') {
-        Some(base) if base.len() >= 3 && !base.ends_with('s') => base.to_string(),
-        _ => w.to_string(),
-    }
-}
-
-/// Splits an identifier into stems: `order_items` → {order, item}, `customerId` → {customer, id}.
-fn ident_parts(name: &str) -> Vec<String> {
-    let mut spaced = String::with_capacity(name.len() + 4);
-    let mut prev_lower = false;
-    for c in name.chars() {
-        if c.is_uppercase() && prev_lower {
-            spaced.push(' ');
-        }
-        prev_lower = c.is_lowercase();
-        spaced.push(c);
-    }
-    spaced
-        .split(|c: char| !c.is_alphanumeric())
-        .filter(|p| !p.is_empty())
-        .map(|p| stem(&p.to_lowercase()))
-        .collect()
-}
-
-fn score(table: &Table, question: &HashSet<String>, used: bool) -> i64 {
-    let mut s = if used { USED_EARLIER } else { 0 };
-    let bare = table.name.rsplit('.').next().unwrap_or(&table.name);
-    if question.contains(&stem(&bare.to_lowercase())) {
-        s += NAME_EQUALS;
-    }
-    s += ident_parts(bare)
-        .iter()
-        .filter(|p| question.contains(*p))
-        .count() as i64
-        * NAME_PART;
-    let column_hits: i64 = table
-        .columns
-        .iter()
-        .map(|c| {
-            ident_parts(&c.name)
-                .iter()
-                .filter(|p| question.contains(*p))
-                .count() as i64
-        })
-        .sum();
-    s += column_hits.min(5) * COLUMN_PART;
-    let sample_hits = table
-        .columns
-        .iter()
-        .flat_map(|c| c.samples.iter())
-        .filter(|v| words(v).iter().any(|w| question.contains(w)))
-        .count() as i64;
-    s += sample_hits.min(4) * SAMPLE_MATCH;
-    if let Some(comment) = &table.comment {
-        s += words(comment).intersection(question).count() as i64 * COMMENT_WORD;
-    }
-    s
-}
-
-/// Whether a table's name appears as a word in some earlier SQL.
-fn used_in(table: &str, earlier_sql: &[&str]) -> bool {
-    let name = table.to_lowercase();
-    earlier_sql.iter().any(|sql| {
-        let sql = sql.to_lowercase();
-        sql.match_indices(&name).any(|(i, _)| {
-            let before = sql[..i].chars().next_back();
-            let after = sql[i + name.len()..].chars().next();
-            let boundary = |c: Option<char>| {
-                c.map(|c| !(c.is_alphanumeric() || c == '_'))
-                    .unwrap_or(true)
-            };
-            boundary(before) && boundary(after)
-        })
-    })
-}
+use super::link::{layout, rank, LinkIndex, Signals};
+use crate::schema::Catalog;
 
 /// The schema text for a question within `budget` bytes. `recent` holds
 /// the texts of recent turns (questions and answers); `earlier_sql` the SQL
@@ -132,75 +20,19 @@ pub fn schema_context(
     if full.len() <= budget {
         return full;
     }
-    let mut signal = words(question);
-    for text in recent {
-        signal.extend(words(text));
-    }
-    let mut scored: Vec<(i64, usize)> = catalog
-        .tables
-        .iter()
-        .enumerate()
-        .map(|(i, t)| (score(t, &signal, used_in(&t.name, earlier_sql)), i))
-        .collect();
-    // Foreign-key neighbours of matching tables get a nudge: joins need them.
-    let matching: HashSet<&str> = scored
-        .iter()
-        .filter(|(s, _)| *s > 0)
-        .map(|(_, i)| catalog.tables[*i].name.as_str())
-        .collect();
-    for (s, i) in scored.iter_mut() {
-        let t = &catalog.tables[*i];
-        let linked = t
-            .foreign_keys
-            .iter()
-            .any(|fk| matching.contains(fk.ref_table.as_str()))
-            || catalog.tables.iter().any(|o| {
-                matching.contains(o.name.as_str())
-                    && o.foreign_keys.iter().any(|fk| fk.ref_table == t.name)
-            });
-        if linked {
-            *s += NEIGHBOUR;
-        }
-    }
-    scored.sort_by(|a, b| b.0.cmp(&a.0).then(a.1.cmp(&b.1)));
-
-    let mut out = String::new();
-    let mut omitted: Vec<&str> = Vec::new();
-    // Keep room for the list of omitted names.
-    let tables_budget = budget.saturating_sub(budget / 5);
-    for (s, i) in &scored {
-        let table = &catalog.tables[*i];
-        let mut text = String::new();
-        table.render(&mut text);
-        if (*s > 0 || out.is_empty()) && out.len() + text.len() <= tables_budget {
-            out.push_str(&text);
-        } else {
-            omitted.push(&table.name);
-        }
-    }
-    if !omitted.is_empty() {
-        let mut line = format!(
-            "-- {} more tables, not shown (ask about them by name):",
-            omitted.len()
-        );
-        for name in omitted {
-            if out.len() + line.len() + name.len() + 8 > budget {
-                line.push_str(" …");
-                break;
-            }
-            line.push(' ');
-            line.push_str(name);
-        }
-        out.push_str(&line);
-        out.push('\n');
-    }
-    out
+    let index = LinkIndex::new(catalog);
+    let signals = Signals {
+        question,
+        recent,
+        earlier_sql,
+    };
+    layout(catalog, &index, &rank(catalog, &index, &signals), budget).text
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::schema::{ColumnInfo, ForeignKey, TableKind};
+    use crate::schema::{ColumnInfo, ForeignKey, Table, TableKind};
 
     fn table(name: &str, cols: &[&str]) -> Table {
         Table {
@@ -265,8 +97,19 @@ mod tests {
         assert!(ctx.contains("table customers\n"), "customers missing");
         // orders references customers: a neighbour worth showing.
         assert!(ctx.contains("table orders\n"), "neighbour missing");
-        assert!(!ctx.contains("table warehouse_bins\n"));
-        assert!(ctx.contains("more tables, not shown"));
+        // The budget is used: more tables than the matching ones are
+        // described, the rest named.
+        assert!(
+            ctx.contains("more tables, by name only:"),
+            "{}",
+            &ctx[ctx.len() - 200..]
+        );
+        let customers = ctx.find("table customers\n").unwrap();
+        let bins = ctx.find("table warehouse_bins");
+        assert!(
+            bins.is_none_or(|b| b > customers),
+            "matching tables come first"
+        );
     }
 
     #[test]
@@ -290,16 +133,5 @@ mod tests {
         );
         assert!(ctx.contains("table warehouse_bins\n"));
         assert!(ctx.contains("table customers\n"), "recent turn");
-    }
-
-    #[test]
-    fn stems() {
-        assert_eq!(stem("categories"), "category");
-        assert_eq!(stem("orders"), "order");
-        assert_eq!(stem("boxes"), "box");
-        assert_eq!(stem("status"), "statu");
-        assert_eq!(ident_parts("orderItems"), ["order", "item"]);
-        assert!(used_in("orders", &["select * from Orders o"]));
-        assert!(!used_in("orders", &["select * from orders_archive"]));
     }
 }

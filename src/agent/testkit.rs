@@ -20,6 +20,8 @@ pub enum Scripted {
     Fail(LlmError),
     /// Streams this text, then waits until the turn is cancelled.
     StreamThenHang(String),
+    /// Calls a tool: name and JSON arguments.
+    Call(&'static str, String),
 }
 
 /// `sql` in a fenced block.
@@ -58,6 +60,16 @@ impl ChatModel for FakeModel {
                 Ok(())
             }
             Scripted::Fail(e) => Err(e),
+            Scripted::Call(name, arguments) => {
+                let n = self.seen.lock().unwrap().len();
+                on_event(StreamEvent::ToolCall(crate::llm::ToolCall {
+                    id: format!("call_{n}"),
+                    name: name.into(),
+                    arguments,
+                }));
+                on_event(StreamEvent::Done);
+                Ok(())
+            }
             Scripted::StreamThenHang(text) => {
                 on_event(StreamEvent::TextDelta(text));
                 while !cancel.is_cancelled() {

@@ -11,11 +11,13 @@ use chrono::Utc;
 
 use super::events::{Event, EventSink};
 use super::extract::Found;
+use super::fit::DEFAULT_SCHEMA_BUDGET;
 use super::kind::{AnswerKind, Mode, RunContext, RunFailure, SqlAnswers};
+use super::link::{layout, rank, LinkIndex, Signals};
 use super::outcome::{AgentError, Answer};
 use super::prompt::{history_messages, messages, system_prompt, PromptFacts};
-use super::rank::schema_context;
 use super::runner::{finish_turn, statement_turn, Ran};
+use super::tools::{self, HelperTool, ToolContext};
 use super::{kept_history, HistoryMessage};
 use crate::cancel::{CancelHandle, CancelToken, TurnSlot};
 use crate::llm::{ChatModel, ChatRequest, LlmErrorKind, Message, StreamEvent, ToolCall};
@@ -25,8 +27,6 @@ use crate::source::{DataSource, EngineKind};
 
 /// Fixes the model may make after a failed answer (SPEC §5.3 step 5).
 const MAX_FIXES: u32 = 2;
-/// Bytes of schema context in a request (the whole request stays < 60 KB).
-const SCHEMA_BUDGET: usize = 40_000;
 
 /// How a thread behaves.
 #[derive(Debug, Clone)]
@@ -64,6 +64,8 @@ struct Request {
     /// The kept history; the oldest pairs give way when the model's window
     /// is too small.
     history: Vec<Message>,
+    /// What had to give to fit the request, for the user.
+    notice: Option<String>,
 }
 
 /// One conversation over one source with one model.
@@ -72,6 +74,10 @@ pub struct Thread {
     source: Box<dyn DataSource>,
     catalog: Catalog,
     kind: Box<dyn AnswerKind>,
+    /// What ranking needs of the catalog, built once per source.
+    index: LinkIndex,
+    /// Tools the model may call before it answers.
+    helpers: Vec<Box<dyn HelperTool>>,
     history: Vec<HistoryMessage>,
     /// Messages before this index are kept (for `/history` and the session
     /// file) but no longer sent to the model.
@@ -91,8 +97,10 @@ impl Thread {
         Thread {
             model,
             source,
+            index: LinkIndex::new(&catalog),
             catalog,
             kind: Box::new(SqlAnswers),
+            helpers: tools::standard(),
             history: Vec::new(),
             context_start: 0,
             options,
@@ -140,7 +148,13 @@ impl Thread {
     /// `/source`: another source; the history is kept, the schema reloaded.
     pub fn set_source(&mut self, source: Box<dyn DataSource>, catalog: Catalog) {
         self.source = source;
+        self.index = LinkIndex::new(&catalog);
         self.catalog = catalog;
+    }
+
+    /// Adds a tool the model may call before it answers.
+    pub fn add_helper(&mut self, tool: Box<dyn HelperTool>) {
+        self.helpers.push(tool);
     }
 
     /// The engine behind the current source.
@@ -189,11 +203,22 @@ impl Thread {
         sink: &mut dyn EventSink,
     ) -> Result<Answer, AgentError> {
         let mut request = self.prepare(question);
+        if let Some(notice) = request.notice.take() {
+            sink.event(Event::Notice(format!("aiq: to fit the request: {notice}")))?;
+        }
         let mut turn = vec![Message::user(question)];
         let mut fixes = 0;
+        let mut lookups = 0;
         loop {
             let reply = self.request(&mut request, &turn, cancel, sink)?;
-            let Some(found) = self.kind.extract(&reply.text, &reply.tool_calls) else {
+            let found = self.kind.extract(&reply.text, &reply.tool_calls);
+            if found.is_none() {
+                if let Some(looked) = self.look(&reply, &mut lookups, sink)? {
+                    turn.extend(looked);
+                    continue;
+                }
+            }
+            let Some(found) = found else {
                 return self.prose(question, reply.text);
             };
             sink.event(Event::Proposed {
@@ -256,14 +281,19 @@ impl Thread {
             .take(4)
             .map(|m| m.content.as_str())
             .collect();
-        let earlier_sql: Vec<&str> = kept.iter().filter_map(|m| m.sql.as_deref()).collect();
-        let schema = schema_context(
-            &self.catalog,
+        let earlier_sql: Vec<&str> = kept
+            .iter()
+            .filter_map(|m| m.sql.as_deref().or(m.lua.as_deref()))
+            .collect();
+        let signals = Signals {
             question,
-            &recent,
-            &earlier_sql,
-            SCHEMA_BUDGET,
-        );
+            recent: &recent,
+            earlier_sql: &earlier_sql,
+        };
+        let ranked = rank(&self.catalog, &self.index, &signals);
+        let laid = layout(&self.catalog, &self.index, &ranked, DEFAULT_SCHEMA_BUDGET);
+        let schema = laid.text.clone();
+        let partial = laid.named + laid.dropped > 0;
         let facts = PromptFacts {
             dialect: self.source.dialect(),
             engine: &self.catalog.engine,
@@ -273,10 +303,12 @@ impl Thread {
                 .unwrap_or_else(|| Utc::now().date_naive()),
             allow_write: self.options.allow_write,
             schema: &schema,
+            look: partial.then(|| tools::how_to_look(self.model.supports_tools())),
         };
         Request {
             system: system_prompt(&facts, self.kind.as_ref()),
             history: history_messages(kept),
+            notice: laid.notice(),
         }
     }
 
@@ -322,7 +354,8 @@ impl Thread {
         cancel: &CancelToken,
         sink: &mut dyn EventSink,
     ) -> Result<Reply, AgentError> {
-        let tools = [self.kind.tool()];
+        let mut tools = vec![self.kind.tool()];
+        tools.extend(self.helpers.iter().map(|h| h.def()));
         loop {
             sink.event(Event::ThinkingStarted)?;
             let all = messages(&request.system, &request.history, turn);
@@ -375,6 +408,78 @@ impl Thread {
                 Err(e) => return Err(e.into()),
             }
         }
+    }
+
+    /// The model looked before answering (a helper tool call, or a
+    /// ```tables block from a model without tools): runs the lookups,
+    /// shows them, and returns the messages that carry the results back.
+    /// `None` when the reply is not a lookup.
+    fn look(
+        &self,
+        reply: &Reply,
+        lookups: &mut usize,
+        sink: &mut dyn EventSink,
+    ) -> Result<Option<Vec<Message>>, AgentError> {
+        let ctx = ToolContext {
+            catalog: &self.catalog,
+            history: &self.history,
+        };
+        let calls: Vec<&ToolCall> = reply
+            .tool_calls
+            .iter()
+            .filter(|c| self.helpers.iter().any(|h| h.def().name == c.name))
+            .collect();
+        if !calls.is_empty() {
+            let mut said = Message::assistant(reply.text.clone());
+            said.tool_calls = reply.tool_calls.clone();
+            let mut out = vec![said];
+            for call in &reply.tool_calls {
+                let result = match self.helpers.iter().find(|h| h.def().name == call.name) {
+                    Some(_) if *lookups >= tools::MAX_CALLS => {
+                        "no more lookups in this turn: answer with what you have".to_string()
+                    }
+                    Some(tool) => {
+                        *lookups += 1;
+                        sink.event(Event::ToolCall {
+                            name: call.name.clone(),
+                            arguments: call.arguments.clone(),
+                        })?;
+                        let arguments = serde_json::from_str(&call.arguments)
+                            .unwrap_or(serde_json::Value::Null);
+                        let result = tool.call(&arguments, &ctx);
+                        sink.event(Event::ToolResult {
+                            name: call.name.clone(),
+                            result: result.clone(),
+                        })?;
+                        result
+                    }
+                    None => "not run: look first, then answer".to_string(),
+                };
+                out.push(Message::tool_result(call.id.clone(), result));
+            }
+            return Ok(Some(out));
+        }
+        let Some(names) = tools::text_request(&reply.text) else {
+            return Ok(None);
+        };
+        if *lookups >= tools::MAX_CALLS {
+            return Ok(None);
+        }
+        *lookups += 1;
+        let arguments = serde_json::json!({ "names": names }).to_string();
+        sink.event(Event::ToolCall {
+            name: "describe_tables".into(),
+            arguments,
+        })?;
+        let result = tools::describe(&names, &self.catalog);
+        sink.event(Event::ToolResult {
+            name: "describe_tables".into(),
+            result: result.clone(),
+        })?;
+        Ok(Some(vec![
+            Message::assistant(reply.text.clone()),
+            Message::user(format!("{result}\nNow answer the question.")),
+        ]))
     }
 
     /// Tells the model what went wrong, in the form its answer used.

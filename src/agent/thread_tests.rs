@@ -387,6 +387,7 @@ impl AnswerKind for Echo {
                 changed: false,
             },
             preview: code.into(),
+            output: Some(format!("{code}\n")),
             more: false,
         })
     }
@@ -436,4 +437,96 @@ fn a_second_answer_kind_plugs_into_the_same_loop() {
         .collect();
     assert_eq!(shown, ["echo(hello)", "hello\n"]);
     assert_eq!(t.history()[1].content, "echo hello");
+}
+
+/// The lookups a turn showed, as `name(arguments)`.
+fn lookups(sink: &Recorder) -> Vec<String> {
+    sink.events
+        .iter()
+        .filter_map(|e| match e {
+            Event::ToolCall { name, arguments } => Some(format!("{name}({arguments})")),
+            _ => None,
+        })
+        .collect()
+}
+
+#[test]
+fn a_model_looks_at_a_table_through_a_tool_and_then_answers() {
+    let dir = tempfile::tempdir().unwrap();
+    let (mut t, seen) = thread_with(
+        dir.path(),
+        vec![
+            Scripted::Call("describe_tables", r#"{"names":["t"]}"#.into()),
+            sql("SELECT month FROM t WHERE n = 1"),
+        ],
+        options(20),
+    );
+    let mut sink = Recorder::default();
+    let answer = t.ask("which month was low?", &mut sink).unwrap();
+    assert_eq!(sink.rows(), [[Value::Text("2024-02".into())]]);
+    assert_eq!(answer.rows, Some(1));
+    assert_eq!(lookups(&sink), [r#"describe_tables({"names":["t"]})"#]);
+    // Both tools were offered, and the description went back as the
+    // call's result.
+    let seen = seen.lock().unwrap();
+    let asked = &seen[1];
+    let call = &asked[asked.len() - 2];
+    assert_eq!(call.tool_calls[0].name, "describe_tables");
+    let result = asked.last().unwrap();
+    assert_eq!(result.role, Role::Tool);
+    assert!(result.content.contains("table t"), "{}", result.content);
+    assert!(result.content.contains("month TEXT"), "{}", result.content);
+    // The lookup is not history: the next question starts clean.
+    assert_eq!(t.history().len(), 2);
+}
+
+#[test]
+fn a_model_without_tools_asks_with_a_block() {
+    let dir = tempfile::tempdir().unwrap();
+    let (mut t, seen) = thread_with(
+        dir.path(),
+        vec![
+            Scripted::Text("I need to see it first.\n```tables\nt\nnope\n```".into()),
+            sql("SELECT count(*) FROM t"),
+        ],
+        options(20),
+    );
+    let mut sink = Recorder::default();
+    t.ask("how many months?", &mut sink).unwrap();
+    assert_eq!(sink.rows(), [[Value::Int(2)]]);
+    assert_eq!(
+        lookups(&sink),
+        [r#"describe_tables({"names":["t","nope"]})"#]
+    );
+    let seen = seen.lock().unwrap();
+    let back = seen[1].last().unwrap();
+    assert_eq!(back.role, Role::User);
+    assert!(back.content.contains("table t"), "{}", back.content);
+    assert!(
+        back.content
+            .contains("-- no table named nope; did you mean t?"),
+        "{}",
+        back.content
+    );
+    assert!(back.content.ends_with("Now answer the question."));
+}
+
+#[test]
+fn lookups_are_limited_per_turn() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut replies: Vec<Scripted> = (0..super::tools::MAX_CALLS + 1)
+        .map(|_| Scripted::Call("list_tables", "{}".into()))
+        .collect();
+    replies.push(sql("SELECT 1"));
+    let (mut t, seen) = thread_with(dir.path(), replies, options(20));
+    let mut sink = Recorder::default();
+    t.ask("what is there?", &mut sink).unwrap();
+    assert_eq!(lookups(&sink).len(), super::tools::MAX_CALLS);
+    let seen = seen.lock().unwrap();
+    let refused = seen[super::tools::MAX_CALLS + 1].last().unwrap();
+    assert_eq!(
+        refused.content,
+        "no more lookups in this turn: answer with what you have"
+    );
+    assert!(matches!(sink.outcomes()[..], [Outcome::Answered(_)]));
 }

@@ -78,14 +78,5 @@ pub fn run(ctx: &Context<'_>, source_arg: Option<&str>, args: &RunArgs) -> Resul
     };
     drop(sink);
     let flushed = out.flush();
-    match result {
-        Ok(_) => match flushed {
-            Err(e) if e.kind() != io::ErrorKind::BrokenPipe => {
-                Err(AiqError::Query(format!("cannot write the result: {e}")))
-            }
-            _ => charted,
-        },
-        Err(_) if interrupt::interrupted() => Err(AiqError::Interrupted),
-        Err(e) => Err(e.into()),
-    }
+    super::finished(result, flushed).and(charted)
 }

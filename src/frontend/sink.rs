@@ -133,6 +133,7 @@ impl<'a> Collector<'a> {
         more: bool,
     ) -> io::Result<()> {
         let mut hidden = 0;
+        let shown = self.renderer.is_some();
         if let Some(mut r) = self.renderer.take() {
             r.finish()?;
             hidden = r.hidden();
@@ -146,7 +147,9 @@ impl<'a> Collector<'a> {
         if self.options.verbose > 0 {
             stderr_line(&format!("{rows} rows in {elapsed:.1?}"));
         }
-        self.last = Some(Finished {
+        // A footer belongs to a result that was shown: the rows of a Lua
+        // program's `aiq.query` went to the program, not here.
+        self.last = (shown || changed).then_some(Finished {
             rows,
             hidden,
             more,
@@ -163,10 +166,15 @@ impl EventSink for Collector<'_> {
             Event::ThinkingStarted
             | Event::TextDelta(_)
             | Event::QueryStarted { .. }
-            | Event::ToolCall { .. }
             | Event::ToolResult { .. }
             | Event::Usage(_)
             | Event::StatusChanged(_) => {}
+            Event::ToolCall { name, arguments } => {
+                // Lookups are shown where the SQL is.
+                if self.options.show_sql {
+                    stderr_line(&format!("→ {name} {arguments}"));
+                }
+            }
             Event::Proposed { code, .. } => {
                 if self.options.sql_only {
                     writeln!(self.out, "{code}")?;

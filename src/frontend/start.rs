@@ -44,6 +44,12 @@ impl<H: Helper, I: History> StartPrompt for EditorPrompt<'_, H, I> {
     }
 }
 
+/// Opens source `name` with an indicator while it takes.
+fn open_showing(ctx: &Context<'_>, name: &str, allow_write: bool) -> Result<Opened, AiqError> {
+    let _waiting = super::progress::opening(ctx, Some(name));
+    ctx.open_source(Some(name), allow_write)
+}
+
 /// The source to talk to and where the conversation is kept: a restored
 /// session, or a new one. An explicit SOURCE that cannot be opened is an
 /// error; any other source that cannot be opened is reported and another
@@ -110,10 +116,4 @@ fn pick_source(
             Err(e) => prompt.say(&format!("aiq: {e}")),
         }
     }
-}
-
-/// Opens `name` with an indicator while it takes.
-fn open_showing(ctx: &Context<'_>, name: &str, allow_write: bool) -> Result<Opened, AiqError> {
-    let _waiting = super::progress::opening(ctx, Some(name));
-    ctx.open_source(Some(name), allow_write)
 }

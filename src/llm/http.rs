@@ -113,6 +113,10 @@ impl<W: Wire> ChatModel for HttpModel<W> {
         HttpModel::check(self)
     }
 
+    fn supports_tools(&self) -> bool {
+        self.tools
+    }
+
     fn chat(
         &self,
         request: ChatRequest<'_>,

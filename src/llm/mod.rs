@@ -172,6 +172,11 @@ pub trait ChatModel: Send {
     /// Checks that the endpoint answers and accepts the key (`aiq doctor`);
     /// returns a one-line description.
     fn check(&self) -> Result<String, LlmError>;
+    /// Whether tool definitions reach the model (some local servers get
+    /// none); without them, the model is asked to answer in text.
+    fn supports_tools(&self) -> bool {
+        true
+    }
     /// Sends the request and reports the answer through `on_event` as it
     /// arrives, ending with [`StreamEvent::Done`].
     fn chat(

@@ -57,6 +57,18 @@ pub struct ForeignKey {
 }
 
 impl Catalog {
+    /// `"; did you mean NAME?"` for the table name closest to `name`, or
+    /// nothing for an empty catalog.
+    pub fn did_you_mean(&self, name: &str) -> String {
+        let wanted = name.to_lowercase();
+        self.tables
+            .iter()
+            .map(|t| t.name.as_str())
+            .min_by_key(|n| strsim::levenshtein(&n.to_lowercase(), &wanted))
+            .map(|n| format!("; did you mean {n}?"))
+            .unwrap_or_default()
+    }
+
     /// Finds a table by name, case-insensitively.
     pub fn table(&self, name: &str) -> Option<&Table> {
         self.tables
@@ -74,18 +86,48 @@ impl Catalog {
     }
 }
 
+/// How much of a table a description carries. Fitting a small window
+/// gives detail up in this order, from the most to the least.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+pub enum Detail {
+    /// Named in a list only.
+    NameOnly,
+    /// One line: the columns' names, keys and references, no types.
+    Columns,
+    /// Columns with types, keys and references, no sample values.
+    Types,
+    /// Everything (what `aiq schema` prints).
+    Full,
+}
+
 impl Table {
-    /// Appends the compact text form:
-    ///
-    /// ```text
-    /// table orders (~5000 rows)
-    ///   id INTEGER primary key
-    ///   customer_id INTEGER not null -> customers.id
-    ///   status TEXT not null, e.g. 'delivered', 'shipped'
-    /// ```
-    pub fn render(&self, out: &mut String) {
-        // push_str rather than write!: this runs for every table of every
-        // prompt and of `aiq schema`, and formatting machinery is slow.
+    /// Appends the table's text at `detail` (nothing for `NameOnly`).
+    pub fn render_at(&self, detail: Detail, out: &mut String) {
+        match detail {
+            Detail::Full => self.render(out),
+            Detail::Types => self.render_with(out, false),
+            Detail::Columns => self.render_line(out),
+            Detail::NameOnly => {}
+        }
+    }
+
+    /// `table orders (~5000 rows): id pk, customer_id -> customers.id, status`
+    fn render_line(&self, out: &mut String) {
+        self.render_head(out);
+        out.push(':');
+        let single_pk = self.columns.iter().filter(|c| c.primary_key).count() == 1;
+        for (i, col) in self.columns.iter().enumerate() {
+            out.push_str(if i == 0 { " " } else { ", " });
+            out.push_str(&col.name);
+            if col.primary_key && single_pk {
+                out.push_str(" pk");
+            }
+            self.render_reference(col, out);
+        }
+        out.push('\n');
+    }
+
+    fn render_head(&self, out: &mut String) {
         out.push_str(match self.kind {
             TableKind::Table => "table ",
             TableKind::View => "view ",
@@ -98,6 +140,38 @@ impl Table {
             out.push_str(" -- ");
             out.push_str(c);
         }
+    }
+
+    fn render_reference(&self, col: &ColumnInfo, out: &mut String) {
+        for fk in &self.foreign_keys {
+            if let [only] = fk.columns.as_slice() {
+                if *only == col.name {
+                    let target = fk.ref_columns.first().map(String::as_str).unwrap_or("?");
+                    out.push_str(" -> ");
+                    out.push_str(&fk.ref_table);
+                    out.push('.');
+                    out.push_str(target);
+                }
+            }
+        }
+    }
+
+    /// Appends the compact text form:
+    ///
+    /// ```text
+    /// table orders (~5000 rows)
+    ///   id INTEGER primary key
+    ///   customer_id INTEGER not null -> customers.id
+    ///   status TEXT not null, e.g. 'delivered', 'shipped'
+    /// ```
+    pub fn render(&self, out: &mut String) {
+        self.render_with(out, true);
+    }
+
+    fn render_with(&self, out: &mut String, samples: bool) {
+        // push_str rather than write!: this runs for every table of every
+        // prompt and of `aiq schema`, and formatting machinery is slow.
+        self.render_head(out);
         out.push('\n');
         let single_pk = self.columns.iter().filter(|c| c.primary_key).count() == 1;
         for col in &self.columns {
@@ -112,18 +186,8 @@ impl Table {
             } else if !col.nullable {
                 out.push_str(" not null");
             }
-            for fk in &self.foreign_keys {
-                if let [only] = fk.columns.as_slice() {
-                    if *only == col.name {
-                        let target = fk.ref_columns.first().map(String::as_str).unwrap_or("?");
-                        out.push_str(" -> ");
-                        out.push_str(&fk.ref_table);
-                        out.push('.');
-                        out.push_str(target);
-                    }
-                }
-            }
-            for (i, s) in col.samples.iter().enumerate() {
+            self.render_reference(col, out);
+            for (i, s) in col.samples.iter().enumerate().filter(|_| samples) {
                 out.push_str(if i == 0 { ", e.g. '" } else { ", '" });
                 out.push_str(&s.replace('\'', "''"));
                 out.push('\'');

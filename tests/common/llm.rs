@@ -24,6 +24,8 @@ pub enum Reply {
     Text(String),
     /// The model calls `run_sql` with this SQL.
     ToolSql(String),
+    /// The model calls this tool with these arguments.
+    Tool(&'static str, Value),
     /// An HTTP error with a body and an optional `Retry-After` (seconds).
     Status(u16, String, Option<u64>),
     /// 200 with a body that is not JSON.
@@ -303,6 +305,15 @@ fn stalled_sse(first: Vec<String>, rest: Vec<String>, hold: Duration, crlf: bool
         .unwrap()
 }
 
+/// The tool a reply calls, and its arguments.
+fn call_of(reply: &Reply) -> Option<(&str, Value)> {
+    match reply {
+        Reply::ToolSql(sql) => Some(("run_sql", json!({ "sql": sql }))),
+        Reply::Tool(name, args) => Some((name, args.clone())),
+        _ => None,
+    }
+}
+
 fn chunks(text: &str) -> Vec<String> {
     let chars: Vec<char> = text.chars().collect();
     chars.chunks(5).map(|c| c.iter().collect()).collect()
@@ -319,10 +330,11 @@ fn openai_events(reply: &Reply) -> Vec<String> {
                 ));
             }
         }
-        Reply::ToolSql(sql) => {
-            let args = json!({"sql": sql}).to_string();
+        Reply::ToolSql(_) | Reply::Tool(..) => {
+            let (name, args) = call_of(reply).unwrap();
+            let args = args.to_string();
             let (a, b) = args.split_at(args.len() / 2);
-            out.push(format!("data: {}", json!({"choices": [{"index": 0, "delta": {"tool_calls": [{"index": 0, "id": "call_1", "type": "function", "function": {"name": "run_sql", "arguments": a}}]}}]})));
+            out.push(format!("data: {}", json!({"choices": [{"index": 0, "delta": {"tool_calls": [{"index": 0, "id": "call_1", "type": "function", "function": {"name": name, "arguments": a}}]}}]})));
             out.push(format!("data: {}", json!({"choices": [{"index": 0, "delta": {"tool_calls": [{"index": 0, "function": {"arguments": b}}]}}]})));
         }
         other => panic!("not a streamable reply: {other:?}"),
@@ -342,9 +354,12 @@ fn openai_events(reply: &Reply) -> Vec<String> {
 fn openai_body(reply: &Reply) -> Value {
     let message = match reply {
         Reply::Text(text) => json!({"role": "assistant", "content": text}),
-        Reply::ToolSql(sql) => json!({"role": "assistant", "content": null, "tool_calls": [
-            {"id": "call_1", "type": "function", "function": {"name": "run_sql", "arguments": json!({"sql": sql}).to_string()}}
-        ]}),
+        Reply::ToolSql(_) | Reply::Tool(..) => {
+            let (name, args) = call_of(reply).unwrap();
+            json!({"role": "assistant", "content": null, "tool_calls": [
+                {"id": "call_1", "type": "function", "function": {"name": name, "arguments": args.to_string()}}
+            ]})
+        }
         other => panic!("not a body reply: {other:?}"),
     };
     json!({"id": "c", "choices": [{"index": 0, "message": message, "finish_reason": "stop"}], "usage": {"prompt_tokens": 11, "completion_tokens": 7}})
@@ -363,9 +378,10 @@ fn anthropic_events(reply: &Reply) -> Vec<String> {
                 out.push(format!("event: content_block_delta\ndata: {}", json!({"type": "content_block_delta", "index": 0, "delta": {"type": "text_delta", "text": piece}})));
             }
         }
-        Reply::ToolSql(sql) => {
-            out.push(format!("event: content_block_start\ndata: {}", json!({"type": "content_block_start", "index": 0, "content_block": {"type": "tool_use", "id": "toolu_1", "name": "run_sql", "input": {}}})));
-            let args = json!({"sql": sql}).to_string();
+        Reply::ToolSql(_) | Reply::Tool(..) => {
+            let (name, args) = call_of(reply).unwrap();
+            out.push(format!("event: content_block_start\ndata: {}", json!({"type": "content_block_start", "index": 0, "content_block": {"type": "tool_use", "id": "toolu_1", "name": name, "input": {}}})));
+            let args = args.to_string();
             let (a, b) = args.split_at(args.len() / 2);
             for part in [a, b] {
                 out.push(format!("event: content_block_delta\ndata: {}", json!({"type": "content_block_delta", "index": 0, "delta": {"type": "input_json_delta", "partial_json": part}})));
@@ -388,8 +404,9 @@ fn anthropic_events(reply: &Reply) -> Vec<String> {
 fn anthropic_body(reply: &Reply) -> Value {
     let content = match reply {
         Reply::Text(text) => json!([{"type": "text", "text": text}]),
-        Reply::ToolSql(sql) => {
-            json!([{"type": "tool_use", "id": "toolu_1", "name": "run_sql", "input": {"sql": sql}}])
+        Reply::ToolSql(_) | Reply::Tool(..) => {
+            let (name, args) = call_of(reply).unwrap();
+            json!([{"type": "tool_use", "id": "toolu_1", "name": name, "input": args}])
         }
         other => panic!("not a body reply: {other:?}"),
     };

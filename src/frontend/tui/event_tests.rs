@@ -93,6 +93,7 @@ fn tool_call_answers_show_their_code_and_failures_show_in_both_panes() {
         [
             Entry::Code(Mode::Sql, "SELECT nope".into()),
             Entry::Fix("no such column: nope (try 1)".into()),
+            Entry::Lookup("aiq.query SELECT 1".into()),
             Entry::Output("printed by a program\n".into()),
             Entry::Error("query failed: no such column: nope".into()),
         ]

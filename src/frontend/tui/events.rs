@@ -57,7 +57,8 @@ impl App {
                 self.show(Entry::Fix(format!("{why} (try {attempt})")));
             }
             Event::ToolCall { name, arguments } => {
-                self.note(Kind::Request, &format!("{name} {arguments}"))
+                self.note(Kind::Request, &format!("{name} {arguments}"));
+                self.show(Entry::Lookup(format!("{name} {arguments}")));
             }
             Event::ToolResult { name, result } => {
                 self.note(Kind::Reply, &format!("{name}: {result}"))

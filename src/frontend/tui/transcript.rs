@@ -33,6 +33,8 @@ pub enum Entry {
     Notice(String),
     /// The model is asked to fix its answer.
     Fix(String),
+    /// A lookup made before the answer (`describe_tables {…}`).
+    Lookup(String),
     Warning(String),
     Error(String),
 }
@@ -129,6 +131,7 @@ impl Entry {
             Entry::Output(t) | Entry::Listing(t) => plain(t, Style::new()),
             Entry::Notice(t) => plain(t, dim),
             Entry::Fix(t) => marked("↻ ", Style::new().fg(Color::Yellow), t),
+            Entry::Lookup(t) => marked("→ ", dim, t),
             Entry::Warning(t) => marked("⚠ ", Style::new().fg(Color::Yellow), t),
             Entry::Error(t) => marked("✗ ", Style::new().fg(Color::Red), t),
         };

@@ -21,6 +21,7 @@ pub struct Config {
     pub llm: LlmConfig,
     pub chat: ChatConfig,
     pub query: QueryConfig,
+    pub lua: LuaConfig,
     pub sources: SavedSources,
     /// `[privacy]`: what leaves the machine, for every source (SPEC §4.3).
     pub privacy: crate::privacy::PrivacyConfig,
@@ -86,6 +87,38 @@ impl Default for QueryConfig {
     }
 }
 
+/// `[lua]`: the Lua sandbox's limits (SPEC §8). Each one ends a run with an
+/// error that names it; the process and the chat go on.
+#[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct LuaConfig {
+    /// Wall-clock time of one run, statements included.
+    pub timeout_secs: u64,
+    /// Memory the Lua state may hold.
+    pub memory_mb: u64,
+    /// What `print`/`aiq.print` may write in one run.
+    pub max_output_kb: u64,
+    /// Rows one `aiq.query` may return to the program.
+    pub max_rows: u64,
+    /// Rows all `aiq.query` calls of one run may return together.
+    pub max_total_rows: u64,
+    /// Lua VM instructions one run may execute.
+    pub max_instructions: u64,
+}
+
+impl Default for LuaConfig {
+    fn default() -> Self {
+        LuaConfig {
+            timeout_secs: 10,
+            memory_mb: 64,
+            max_output_kb: 1024,
+            max_rows: 100_000,
+            max_total_rows: 1_000_000,
+            max_instructions: 1_000_000_000,
+        }
+    }
+}
+
 pub use crate::source::{SavedSource, SavedSources};
 
 #[derive(Debug, Default, Deserialize)]
@@ -97,6 +130,8 @@ struct FileConfig {
     chat: ChatConfig,
     #[serde(default)]
     query: QueryConfig,
+    #[serde(default)]
+    lua: LuaConfig,
     #[serde(default)]
     sources: toml::Table,
     #[serde(default)]
@@ -144,6 +179,7 @@ impl Config {
             llm,
             chat: file.chat,
             query: file.query,
+            lua: file.lua,
             sources,
             privacy: file.privacy,
             warnings,
@@ -177,6 +213,18 @@ impl Config {
         let mut query = toml_edit::Table::new();
         query["timeout_secs"] = toml_edit::value(self.query.timeout_secs as i64);
         doc["query"] = toml_edit::Item::Table(query);
+        let mut lua = toml_edit::Table::new();
+        for (key, value) in [
+            ("timeout_secs", self.lua.timeout_secs),
+            ("memory_mb", self.lua.memory_mb),
+            ("max_output_kb", self.lua.max_output_kb),
+            ("max_rows", self.lua.max_rows),
+            ("max_total_rows", self.lua.max_total_rows),
+            ("max_instructions", self.lua.max_instructions),
+        ] {
+            lua[key] = toml_edit::value(i64::try_from(value).unwrap_or(i64::MAX));
+        }
+        doc["lua"] = toml_edit::Item::Table(lua);
         let mut sources = toml_edit::Table::new();
         if let Some(d) = &self.sources.default {
             sources["default"] = toml_edit::value(d.as_str());
@@ -354,6 +402,13 @@ pub const TEMPLATE: &str = r#"# aiq configuration. Every key is optional; the va
 # samples = true                 # sample values in the prompt
 # send_results = true            # result previews in later prompts
 # redact = ["customers.email", "*.phone"]   # values that never leave the machine
+[lua]                            # the Lua sandbox (--lua FILE, --mode lua, /mode lua)
+# timeout_secs = 10              # wall clock of one run, statements included
+# memory_mb = 64                 # memory the Lua state may hold
+# max_output_kb = 1024           # what print/aiq.print may write in one run
+# max_rows = 100000              # rows one aiq.query may return to the program
+# max_total_rows = 1000000       # rows all aiq.query calls of one run may return
+# max_instructions = 1000000000  # Lua VM instructions one run may execute
 
 # Saved sources: `aiq sources add NAME PATH_OR_URL` writes them below, e.g.
 #   [sources.shop]
@@ -417,6 +472,11 @@ mod tests {
         assert_eq!(c.chat.max_rows, 100);
         assert_eq!(c.query.timeout_secs, 30);
         assert_eq!(c.llm.timeout_secs, 120);
+        assert_eq!(c.lua, LuaConfig::default());
+        assert_eq!(c.lua.timeout_secs, 10);
+        assert_eq!(c.lua.memory_mb, 64);
+        assert_eq!(c.lua.max_output_kb, 1024);
+        assert_eq!(c.lua.max_rows, 100_000);
         assert!(c.sources.is_empty());
     }
 
@@ -425,7 +485,7 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         fs::write(
             dir.path().join("config.toml"),
-            "[llm]\nprovider = \"anthropic\"\nmodel = \"m1\"\n[chat]\nmax_rows = 7\n[sources]\ndefault = \"shop\"\n[sources.shop]\nurl = \"sqlite:///x.db\"\n",
+            "[llm]\nprovider = \"anthropic\"\nmodel = \"m1\"\n[chat]\nmax_rows = 7\n[lua]\ntimeout_secs = 3\nmax_rows = 50\n[sources]\ndefault = \"shop\"\n[sources.shop]\nurl = \"sqlite:///x.db\"\n",
         )
         .unwrap();
         let c = Config::load(&env_with(
@@ -437,6 +497,9 @@ mod tests {
         assert_eq!(c.llm.model.as_deref(), Some("m2"));
         assert_eq!(c.llm.api_key.as_deref(), Some("k"));
         assert_eq!(c.chat.max_rows, 7);
+        assert_eq!((c.lua.timeout_secs, c.lua.max_rows), (3, 50));
+        assert_eq!(c.lua.memory_mb, 64, "unset keys keep their defaults");
+        assert!(c.to_masked_toml().contains("[lua]\ntimeout_secs = 3\n"));
         assert_eq!(c.sources.default.as_deref(), Some("shop"));
         assert_eq!(c.sources.get("shop").unwrap().url, "sqlite:///x.db");
         assert!(!c.to_masked_toml().contains("= \"k\""));
@@ -453,6 +516,7 @@ mod tests {
                 "pasword_env",
             ),
             ("[sources]\nshop = \"x.db\"\n", "sources.shop"),
+            ("[lua]\nmemory = 3\n", "memory"),
         ] {
             fs::write(dir.path().join("config.toml"), text).unwrap();
             let e = Config::load(&env_with(dir.path(), &[])).unwrap_err();

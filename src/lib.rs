@@ -10,6 +10,8 @@
 //! - [`schema`]: the catalog an engine reports, and its compact text form.
 //! - [`privacy`]: what leaves the machine — hidden tables and columns,
 //!   samples, result previews, redacted columns.
+//! - [`chart`]: charts of a result — the model (kind chooser, reductions),
+//!   terminal text, SVG and PNG.
 //! - [`render`]: result formats (table, csv, tsv, json, jsonl, markdown), each
 //!   a `RowSink` over any `io::Write`.
 //! - [`config`]: `$AIQ_HOME/config.toml`, loaded once and immutable.
@@ -21,6 +23,8 @@
 //!   [`agent::Conversation`] (thread, session file, slash commands) over a
 //!   [`agent::Thread`] that runs a turn through the one statement runner and
 //!   reports [`agent::Event`]s to an [`agent::EventSink`].
+//! - [`lua`]: the Lua sandbox — programs over the same statement runner,
+//!   as the model's answers (Lua mode) or script files (`--lua FILE`).
 //! - [`session`] and [`home`]: session files; the `$AIQ_HOME` layout and
 //!   its one atomic writer.
 //! - [`context`]: the composition root — opening sources, connecting the
@@ -32,6 +36,7 @@
 pub mod agent;
 pub mod app;
 pub mod cancel;
+pub mod chart;
 pub mod cleanup;
 pub mod cli;
 pub mod commands;
@@ -43,6 +48,7 @@ pub mod frontend;
 pub mod home;
 pub mod interrupt;
 pub mod llm;
+pub mod lua;
 pub mod notes;
 pub mod privacy;
 pub mod redact;

@@ -291,6 +291,17 @@ impl Guard {
                 })
     }
 
+    /// What a program that ran `code` printed, as the model may see it.
+    pub fn output(&self, code: Option<&str>, output: &str) -> String {
+        if !self.privacy.send_results {
+            return format!("({NOT_SENT})");
+        }
+        if code.is_some_and(|c| self.reads_redacted(c)) {
+            return format!("({WITHHELD})");
+        }
+        output.to_string()
+    }
+
     /// The preview of a result of `sql` the model may see: its header line
     /// (the columns) only when results are not sent or the statement reads
     /// a redacted column.

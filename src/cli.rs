@@ -218,7 +218,7 @@ pub enum Command {
     /// A source's notes for the model: `edit` (opens $EDITOR), `show`
     #[command(subcommand)]
     Notes(NotesCommand),
-    /// List saved sessions; `show FILE`, `rm FILE`
+    /// List saved sessions; `show FILE`, `rm FILE`, `search TEXT`
     Sessions {
         #[command(subcommand)]
         action: Option<SessionsCommand>,
@@ -277,6 +277,17 @@ pub enum SessionsCommand {
     Rm {
         /// A session file, or its name in $AIQ_HOME
         file: String,
+    },
+    /// Find earlier questions and answers in the saved sessions
+    Search {
+        /// Words to look for
+        text: String,
+        /// Only sessions on this source (a saved name, a path or a URL)
+        #[arg(long, value_name = "SOURCE")]
+        source: Option<String>,
+        /// Turns to show (default 10, at most 20)
+        #[arg(long, value_name = "N", value_parser = parse_count)]
+        limit: Option<usize>,
     },
 }
 

@@ -102,6 +102,12 @@ impl Context<'_> {
         Ok(Guard::new(privacy, &catalog).0.policy(allow_write))
     }
 
+    /// A source as session files name it (without opening it).
+    pub fn session_name(&self, arg: &str) -> Result<String, AiqError> {
+        let resolved = self.resolve_source(Some(arg))?;
+        Ok(names_of(self.config, &resolved.label).0)
+    }
+
     /// The file name of a source's notes (see [`crate::notes::key`]).
     pub fn notes_key(&self, arg: Option<&str>) -> Result<String, AiqError> {
         let resolved = self.resolve_source(arg)?;

@@ -63,6 +63,9 @@ struct FileMessage {
     /// The result preview the model sees in later turns.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     preview: Option<String>,
+    /// Helper tools the model called before answering.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    lookups: Vec<crate::agent::Lookup>,
     /// A Lua answer's program (absent in files of earlier versions).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     lua: Option<String>,
@@ -206,6 +209,7 @@ impl Session {
                 preview: m.preview,
                 lua: m.lua,
                 output: m.output,
+                lookups: m.lookups,
             });
             extra_messages.push(m.extra);
         }
@@ -250,6 +254,7 @@ impl Session {
                     preview: m.preview.clone(),
                     lua: m.lua.clone(),
                     output: m.output.clone(),
+                    lookups: m.lookups.clone(),
                     extra: self.extra_messages.get(i).cloned().unwrap_or_default(),
                 })
                 .collect(),
@@ -292,6 +297,9 @@ pub fn transcript(messages: &[HistoryMessage]) -> String {
             m.role.as_str(),
             m.content.trim()
         ));
+        for l in &m.lookups {
+            out.push_str(&format!("    looked: {} {}\n", l.name, l.arguments));
+        }
         if let Some(sql) = m.sql.as_deref().filter(|sql| !m.content.contains(sql)) {
             out.push_str(&format!("    sql: {sql}\n"));
         }

@@ -284,6 +284,12 @@ impl Conversation {
             // The audit log names the session file and source as they are now.
             self.install_kind();
         }
+        // The history tools reach the earlier sessions on this source.
+        self.thread.set_archive(super::history::Archive {
+            home: self.home.clone(),
+            source: self.source_name.clone(),
+            session: self.session_path().map(std::path::Path::to_path_buf),
+        });
         let result = self
             .thread
             .ask(question, &mut self.last.tee(sink, Some(question)));

@@ -21,6 +21,7 @@ mod conversation_tests;
 mod events;
 pub mod extract;
 pub mod fit;
+pub mod history;
 pub mod kind;
 mod last_result;
 pub mod link;
@@ -53,6 +54,14 @@ pub const PREVIEW_ROWS: usize = 20;
 /// Bytes of that preview at most.
 pub const PREVIEW_BYTES: usize = 2048;
 
+/// A helper tool the model called before it answered.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub struct Lookup {
+    pub name: String,
+    /// The call's arguments, JSON.
+    pub arguments: String,
+}
+
 /// One remembered message: a question or an answer.
 #[derive(Debug, Clone, PartialEq)]
 pub struct HistoryMessage {
@@ -74,6 +83,8 @@ pub struct HistoryMessage {
     pub lua: Option<String>,
     /// Assistant in Lua mode: what the program printed, bounded.
     pub output: Option<String>,
+    /// Assistant: the helper tools the model called before answering.
+    pub lookups: Vec<Lookup>,
 }
 
 impl HistoryMessage {
@@ -89,6 +100,7 @@ impl HistoryMessage {
             preview: None,
             lua: None,
             output: None,
+            lookups: Vec::new(),
         }
     }
 

@@ -12,13 +12,14 @@ use chrono::Utc;
 use super::events::{Event, EventSink};
 use super::extract::Found;
 use super::fit::DEFAULT_SCHEMA_BUDGET;
+use super::history::Archive;
 use super::kind::{AnswerKind, Mode, RunContext, RunFailure, SqlAnswers};
 use super::link::{layout, rank, LinkIndex, Signals};
 use super::outcome::{AgentError, Answer};
 use super::prompt::{history_messages, messages, system_prompt, PromptFacts};
 use super::runner::{finish_turn, statement_turn, Ran};
 use super::tools::{self, HelperTool, ToolContext};
-use super::{kept_history, HistoryMessage};
+use super::{kept_history, HistoryMessage, Lookup};
 use crate::cancel::{CancelHandle, CancelToken, TurnSlot};
 use crate::llm::{ChatModel, ChatRequest, LlmErrorKind, Message, StreamEvent, ToolCall};
 use crate::notes::Notes;
@@ -125,6 +126,8 @@ pub struct Thread {
     index: LinkIndex,
     /// Tools the model may call before it answers.
     helpers: Vec<Box<dyn HelperTool>>,
+    /// Where earlier sessions are (the history tools).
+    archive: Option<Archive>,
     history: Vec<HistoryMessage>,
     /// Messages before this index are kept (for `/history` and the session
     /// file) but no longer sent to the model.
@@ -151,6 +154,7 @@ impl Thread {
             notes: Notes::default(),
             kind: Box::new(SqlAnswers),
             helpers: tools::standard(),
+            archive: None,
             history: Vec::new(),
             context_start: 0,
             options,
@@ -272,8 +276,22 @@ impl Thread {
     /// the one final event, whatever happened.
     pub fn ask(&mut self, question: &str, sink: &mut dyn EventSink) -> Result<Answer, AgentError> {
         let (cancel, _turn) = self.turns.begin();
-        let result = self.answer(question, &cancel, sink);
+        let before = self.history.len();
+        let mut looked = Vec::new();
+        let result = self.answer(question, &cancel, sink, &mut looked);
+        // The lookups go into the session with the answer they led to.
+        if self.history.len() > before {
+            if let Some(answer) = self.history.last_mut() {
+                answer.lookups = looked;
+            }
+        }
         finish_turn(sink, result)
+    }
+
+    /// Where earlier sessions are, for the history tools (and the audit
+    /// log of helper calls).
+    pub fn set_archive(&mut self, archive: Archive) {
+        self.archive = Some(archive);
     }
 
     fn answer(
@@ -281,6 +299,7 @@ impl Thread {
         question: &str,
         cancel: &CancelToken,
         sink: &mut dyn EventSink,
+        looked: &mut Vec<Lookup>,
     ) -> Result<Answer, AgentError> {
         let mut request = self.prepare(question);
         if let Some(notice) = request.notice.take() {
@@ -288,12 +307,11 @@ impl Thread {
         }
         let mut turn = vec![Message::user(question)];
         let mut fixes = 0;
-        let mut lookups = 0;
         loop {
             let reply = self.request(&mut request, &turn, cancel, sink)?;
             let found = self.kind.extract(&reply.text, &reply.tool_calls);
             if found.is_none() {
-                if let Some(looked) = self.look(&reply, &mut lookups, sink)? {
+                if let Some(looked) = self.look(&reply, looked, sink)? {
                     turn.extend(looked);
                     continue;
                 }
@@ -514,12 +532,14 @@ impl Thread {
     fn look(
         &self,
         reply: &Reply,
-        lookups: &mut usize,
+        looked: &mut Vec<Lookup>,
         sink: &mut dyn EventSink,
     ) -> Result<Option<Vec<Message>>, AgentError> {
         let ctx = ToolContext {
             catalog: &self.catalog,
             history: &self.history,
+            guard: &self.guard,
+            archive: self.archive.as_ref(),
         };
         let calls: Vec<&ToolCall> = reply
             .tool_calls
@@ -532,18 +552,25 @@ impl Thread {
             let mut out = vec![said];
             for call in &reply.tool_calls {
                 let result = match self.helpers.iter().find(|h| h.def().name == call.name) {
-                    Some(_) if *lookups >= tools::MAX_CALLS => {
+                    Some(_) if looked.len() >= tools::MAX_CALLS => {
                         "no more lookups in this turn: answer with what you have".to_string()
                     }
                     Some(tool) => {
-                        *lookups += 1;
+                        looked.push(Lookup {
+                            name: call.name.clone(),
+                            arguments: call.arguments.clone(),
+                        });
                         sink.event(Event::ToolCall {
                             name: call.name.clone(),
                             arguments: call.arguments.clone(),
                         })?;
                         let arguments = serde_json::from_str(&call.arguments)
                             .unwrap_or(serde_json::Value::Null);
+                        let started = std::time::Instant::now();
                         let result = tool.call(&arguments, &ctx);
+                        if let Some(archive) = &self.archive {
+                            archive.log_call(&call.name, &call.arguments, &result, started);
+                        }
                         sink.event(Event::ToolResult {
                             name: call.name.clone(),
                             result: result.clone(),
@@ -559,11 +586,14 @@ impl Thread {
         let Some(names) = tools::text_request(&reply.text) else {
             return Ok(None);
         };
-        if *lookups >= tools::MAX_CALLS {
+        if looked.len() >= tools::MAX_CALLS {
             return Ok(None);
         }
-        *lookups += 1;
         let arguments = serde_json::json!({ "names": names }).to_string();
+        looked.push(Lookup {
+            name: "describe_tables".into(),
+            arguments: arguments.clone(),
+        });
         sink.event(Event::ToolCall {
             name: "describe_tables".into(),
             arguments,

@@ -1,6 +1,7 @@
 //! Helper tools: what the model may call a few times before it answers —
 //! to look at tables the request lists by name only (`list_tables`,
-//! `describe_tables`). One registry, one loop in [`super::Thread`]: a new
+//! `describe_tables`), or at earlier turns (`search_history`, `get_turn`,
+//! in [`super::history`]). One registry, one loop in [`super::Thread`]: a new
 //! tool is a new [`HelperTool`], not a new loop. Models without tool
 //! support ask by replying with a fenced block instead (see
 //! [`text_request`]).
@@ -8,8 +9,10 @@
 use serde_json::{json, Value};
 
 use super::extract::fenced_blocks;
+use super::history::{Archive, GetTurn, SearchHistory};
 use super::HistoryMessage;
 use crate::llm::ToolDef;
+use crate::privacy::Guard;
 use crate::schema::Catalog;
 
 /// How many helper calls a turn may make before the model must answer.
@@ -22,7 +25,12 @@ const LIST_LIMIT: usize = 200;
 /// What a helper tool may read.
 pub struct ToolContext<'a> {
     pub catalog: &'a Catalog,
+    /// Every message of the conversation, those cut from the prompt too.
     pub history: &'a [HistoryMessage],
+    /// What may leave the machine: results go back through it.
+    pub guard: &'a Guard,
+    /// Where earlier sessions are, when the conversation keeps them.
+    pub archive: Option<&'a Archive>,
 }
 
 /// A tool the model may call before answering.
@@ -35,7 +43,12 @@ pub trait HelperTool: Send {
 
 /// The tools every conversation has.
 pub fn standard() -> Vec<Box<dyn HelperTool>> {
-    vec![Box::new(ListTables), Box::new(DescribeTables)]
+    vec![
+        Box::new(ListTables),
+        Box::new(DescribeTables),
+        Box::new(SearchHistory),
+        Box::new(GetTurn),
+    ]
 }
 
 /// `list_tables(pattern?)`: table names (with row estimates), optionally
@@ -151,18 +164,7 @@ fn matches(pattern: &str, name: &str) -> bool {
     if !pattern.contains(['*', '?']) {
         return name.contains(pattern);
     }
-    fn go(p: &[char], n: &[char]) -> bool {
-        match (p.first(), n.first()) {
-            (None, None) => true,
-            (Some('*'), _) => go(&p[1..], n) || (!n.is_empty() && go(p, &n[1..])),
-            (Some('?'), Some(_)) => go(&p[1..], &n[1..]),
-            (Some(a), Some(b)) if a == b => go(&p[1..], &n[1..]),
-            _ => false,
-        }
-    }
-    let p: Vec<char> = pattern.chars().collect();
-    let n: Vec<char> = name.chars().collect();
-    go(&p, &n)
+    crate::privacy::glob(pattern, name)
 }
 
 /// A model without tools asks by replying with a ```tables block naming
@@ -223,9 +225,12 @@ mod tests {
     #[test]
     fn tables_are_listed_and_described() {
         let c = catalog();
+        let guard = Guard::default();
         let ctx = ToolContext {
             catalog: &c,
             history: &[],
+            guard: &guard,
+            archive: None,
         };
         assert_eq!(
             ListTables.call(&json!({"pattern": "invoice*"}), &ctx),

@@ -1,9 +1,11 @@
-//! `aiq sessions [list|show FILE|rm FILE]`: the saved conversations in
-//! `$AIQ_HOME`.
+//! `aiq sessions [list|show FILE|rm FILE|search TEXT]`: the saved
+//! conversations in `$AIQ_HOME`.
 
 use super::{write_stdout, Context};
+use crate::agent::history;
 use crate::cli::SessionsCommand;
 use crate::error::AiqError;
+use crate::privacy::Guard;
 use crate::session::{self, Session};
 
 pub fn run(ctx: &Context<'_>, action: Option<SessionsCommand>) -> Result<(), AiqError> {
@@ -24,6 +26,34 @@ pub fn run(ctx: &Context<'_>, action: Option<SessionsCommand>) -> Result<(), Aiq
             );
             text.push_str(&session::transcript(&s.messages));
             write_stdout(text.as_bytes())
+        }
+        SessionsCommand::Search {
+            text,
+            source,
+            limit,
+        } => {
+            let sessions: Vec<Session> = session::list(home).into_iter().flatten().collect();
+            let wanted = match source.as_deref() {
+                Some(s) => Some(ctx.session_name(s)?),
+                None => None,
+            };
+            let mut all = Vec::new();
+            for s in sessions
+                .iter()
+                .filter(|s| wanted.as_deref().is_none_or(|w| s.data_source == w))
+            {
+                let name = s
+                    .path
+                    .file_name()
+                    .map(|f| format!("{} ({})", f.to_string_lossy(), s.data_source));
+                all.extend(history::turns(&s.messages, name));
+            }
+            let found = history::search(&all, &text, limit.unwrap_or(10), &Guard::default());
+            if found.starts_with("no earlier turn") {
+                crate::error::stderr_line(&format!("aiq: {found}"));
+                return Ok(());
+            }
+            write_stdout(found.as_bytes())
         }
         SessionsCommand::Rm { file } => {
             let path = session::locate(home, &file);

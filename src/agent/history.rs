@@ -171,7 +171,10 @@ fn hit(t: &Turn<'_>) -> String {
             out.push_str(&format!("  answer: {}\n", one_line(&a.content, SQL_CHARS)));
         }
         match (&a.row_count, &a.error) {
-            (Some(n), _) => out.push_str(&format!("  result: {n} rows\n")),
+            (Some(n), _) => {
+                let noun = if *n == 1 { "row" } else { "rows" };
+                out.push_str(&format!("  result: {n} {noun}\n"));
+            }
             (None, Some(e)) => out.push_str(&format!("  failed: {}\n", one_line(e, 160))),
             _ => {}
         }

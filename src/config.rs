@@ -526,6 +526,31 @@ mod tests {
     }
 
     #[test]
+    fn privacy_keys_per_source_and_for_all() {
+        let dir = tempfile::tempdir().unwrap();
+        fs::write(
+            dir.path().join("config.toml"),
+            "[privacy]\nsamples = false\n[sources.crm]\nurl = \"x.db\"\nexclude = [\"payroll\"]\nredact = [\"customers.email\"]\nsend_results = false\n",
+        )
+        .unwrap();
+        let c = Config::load(&env_with(dir.path(), &[])).unwrap();
+        assert_eq!(c.privacy.samples, Some(false));
+        let crm = c.sources.get("crm").unwrap().privacy();
+        assert_eq!(crm.exclude, Some(vec!["payroll".to_string()]));
+        assert_eq!(crm.send_results, Some(false));
+        let shown = c.to_masked_toml();
+        assert!(shown.contains("redact = [\"customers.email\"]"), "{shown}");
+        assert!(shown.contains("[privacy]\nsamples = false"), "{shown}");
+        fs::write(
+            dir.path().join("config.toml"),
+            "[privacy]\nredcat = [\"a.b\"]\n",
+        )
+        .unwrap();
+        let e = Config::load(&env_with(dir.path(), &[])).unwrap_err();
+        assert!(e.to_string().contains("redcat"), "{e}");
+    }
+
+    #[test]
     fn default_must_exist() {
         let dir = tempfile::tempdir().unwrap();
         fs::write(

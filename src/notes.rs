@@ -278,6 +278,49 @@ mod tests {
         );
     }
 
+    /// Ranked with the schema: a note's words pull the table it names up
+    /// for a question, and the note is in the request with the table.
+    #[test]
+    fn notes_rank_and_fit_with_their_tables() {
+        use crate::agent::link::{layout, rank, LinkIndex, Signals};
+        let mut c = catalog();
+        // Many unrelated tables, so only a few fit.
+        for i in 0..40 {
+            let mut t = c.tables[2].clone();
+            t.name = format!("audit_{i:02}");
+            c.tables.push(t);
+        }
+        let question = "what was the turnover per month?";
+        let place = |c: &Catalog| {
+            let index = LinkIndex::new(c);
+            let signals = Signals {
+                question,
+                recent: &[],
+                earlier_sql: &[],
+            };
+            let ranked = rank(c, &index, &signals);
+            let laid = layout(c, &index, &ranked, 200);
+            let at = ranked
+                .order
+                .iter()
+                .position(|&i| c.tables[i].name == "order_items")
+                .unwrap();
+            (at < ranked.relevant, laid.text)
+        };
+        let (relevant, text) = place(&c);
+        assert!(!relevant, "nothing links 'turnover' to order_items yet");
+        assert!(!text.contains("table order_items"), "{text}");
+        Notes::parse("- Turnover is the sum of order_items quantity times price.").attach(&mut c);
+        let (relevant, text) = place(&c);
+        assert!(relevant, "the note's words rank the table");
+        assert!(
+            text.contains(
+                "table order_items -- note: Turnover is the sum of order_items quantity times price."
+            ),
+            "{text}"
+        );
+    }
+
     #[test]
     fn keys_are_file_names() {
         assert_eq!(key("shop"), "shop");

@@ -645,7 +645,13 @@ fn a_model_describes_a_table_listed_by_name_then_answers() {
                 .collect();
             assert_eq!(
                 tools,
-                ["run_sql", "list_tables", "describe_tables"],
+                [
+                    "run_sql",
+                    "list_tables",
+                    "describe_tables",
+                    "search_history",
+                    "get_turn"
+                ],
                 "{provider}"
             );
             let system = match provider {

@@ -100,7 +100,7 @@ fn run(
         RunEnv {
             source: w.source.as_ref(),
             catalog: &catalog,
-            policy: Policy { allow_write: false },
+            policy: Policy::new(false),
             cancel: &CancelToken::new(),
             sink: &mut seen,
             limits,
@@ -281,7 +281,7 @@ fn a_write_statement_asked_and_declined_is_a_refusal() {
         RunEnv {
             source: source.as_ref(),
             catalog: &catalog,
-            policy: Policy { allow_write: true },
+            policy: Policy::new(true),
             cancel: &CancelToken::new(),
             sink: &mut seen,
             limits: &corpus_limits(),

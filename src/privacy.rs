@@ -260,12 +260,18 @@ impl Guard {
             .collect();
         // `*` as a select list item (not `count(*)`).
         let star = sig.iter().enumerate().any(|(i, t)| {
-            matches!(t, Token::Mul)
-                && i > 0
-                && matches!(sig[i - 1], Token::Period | Token::Comma)
-                || matches!(t, Token::Mul)
-                    && i > 0
-                    && matches!(sig[i - 1], Token::Word(w) if w.value.eq_ignore_ascii_case("select") || w.value.eq_ignore_ascii_case("distinct"))
+            let after = match (t, i.checked_sub(1).map(|j| sig[j])) {
+                (Token::Mul, Some(before)) => before,
+                _ => return false,
+            };
+            match after {
+                Token::Period | Token::Comma => true,
+                Token::Word(w) => {
+                    w.value.eq_ignore_ascii_case("select")
+                        || w.value.eq_ignore_ascii_case("distinct")
+                }
+                _ => false,
+            }
         });
         let names_table = |table: &str| {
             words

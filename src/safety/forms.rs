@@ -46,7 +46,8 @@ pub(super) fn special(text: &str, dialect: Dialect) -> Option<Verdict> {
     }
 }
 
-fn tokenize(text: &str, dialect: Dialect) -> Option<Vec<Token>> {
+/// `text` as tokens of `dialect`; `None` when it does not tokenize.
+pub(super) fn tokenize(text: &str, dialect: Dialect) -> Option<Vec<Token>> {
     match dialect {
         Dialect::Sqlite => Tokenizer::new(&SQLiteDialect {}, text).tokenize(),
         Dialect::DuckDb => Tokenizer::new(&DuckDbDialect {}, text).tokenize(),

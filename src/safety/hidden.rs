@@ -12,9 +12,9 @@
 
 use std::collections::HashSet;
 
-use sqlparser::dialect::{DuckDbDialect, MySqlDialect, PostgreSqlDialect, SQLiteDialect};
-use sqlparser::tokenizer::{Token, Tokenizer};
+use sqlparser::tokenizer::Token;
 
+use super::forms::tokenize;
 use super::{Dialect, Refusal};
 
 /// The hidden tables of one source.
@@ -144,16 +144,6 @@ fn file_stem(s: &str) -> Option<String> {
     let last = s.rsplit(['/', '\\']).next()?;
     let stem = last.split('.').next()?;
     (!stem.is_empty()).then(|| stem.to_lowercase())
-}
-
-fn tokenize(text: &str, dialect: Dialect) -> Option<Vec<Token>> {
-    match dialect {
-        Dialect::Sqlite => Tokenizer::new(&SQLiteDialect {}, text).tokenize(),
-        Dialect::DuckDb => Tokenizer::new(&DuckDbDialect {}, text).tokenize(),
-        Dialect::Postgres => Tokenizer::new(&PostgreSqlDialect {}, text).tokenize(),
-        Dialect::MySql => Tokenizer::new(&MySqlDialect {}, text).tokenize(),
-    }
-    .ok()
 }
 
 #[cfg(test)]

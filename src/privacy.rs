@@ -103,9 +103,17 @@ impl Privacy {
 
     /// Whether any table is hidden by these settings.
     pub fn hides_tables(&self) -> bool {
-        !self.include.is_empty()
-            || !self.tables.is_empty()
-            || self.exclude.iter().any(|p| !p.contains('.'))
+        // An entry with a dot may be a column (`customers.email`) or a
+        // schema-qualified table (`hr.salaries`): either way it counts.
+        !self.include.is_empty() || !self.tables.is_empty() || !self.exclude.is_empty()
+    }
+
+    /// The `table.column` patterns whose values stay on the machine:
+    /// `redact`, and the columns `exclude` leaves out.
+    fn value_patterns(&self) -> impl Iterator<Item = &String> {
+        self.redact
+            .iter()
+            .chain(self.exclude.iter().filter(|p| p.contains('.')))
     }
 
     /// Whether the model may hear of table `name`.
@@ -204,15 +212,9 @@ impl Guard {
                 .retain(|fk| privacy.shows_table(&fk.ref_table));
             seen.tables.push(t);
         }
-        let hidden = privacy.hides_tables().then(|| {
-            let patterns = privacy
-                .exclude
-                .iter()
-                .filter(|p| !p.contains('.'))
-                .cloned()
-                .collect();
-            Arc::new(Hidden::new(hidden_names, patterns))
-        });
+        let hidden = privacy
+            .hides_tables()
+            .then(|| Arc::new(Hidden::new(hidden_names, privacy.exclude.clone())));
         (
             Guard {
                 privacy,
@@ -241,7 +243,7 @@ impl Guard {
     /// `*` from a table that has one. Errs on the safe side: SQL that does
     /// not tokenize counts as reading one.
     pub fn reads_redacted(&self, sql: &str) -> bool {
-        if self.privacy.redact.is_empty() && self.redacted.is_empty() {
+        if self.privacy.value_patterns().next().is_none() && self.redacted.is_empty() {
             return false;
         }
         let Ok(tokens) = Tokenizer::new(&GenericDialect {}, sql).tokenize() else {
@@ -286,8 +288,7 @@ impl Guard {
         known
             || self
                 .privacy
-                .redact
-                .iter()
+                .value_patterns()
                 .any(|p| match p.rsplit_once('.') {
                     Some((t, c)) => {
                         let table_named = t == "*" || words.iter().any(|w| glob(t, w));
@@ -390,6 +391,9 @@ mod tests {
         let hidden = policy.hidden.as_ref().unwrap();
         assert!(hidden.hides("payroll") && hidden.hides("hr_salaries"));
         assert!(!hidden.hides("orders"));
+        // A column left out keeps its values on the machine too.
+        assert!(guard.reads_redacted("SELECT note FROM orders"));
+        assert!(!guard.reads_redacted("SELECT status FROM orders"));
     }
 
     #[test]

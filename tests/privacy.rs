@@ -232,6 +232,18 @@ fn a_hidden_table_is_refused_on_every_path() {
         .unwrap();
     assert_eq!(out.status.code(), Some(5), "{}", stderr_of(&out));
     assert!(!stdout_of(&out).contains(SALARY));
+    // … and so does a program the model writes in Lua mode.
+    let server = ModelServer::start(vec![Reply::Text(
+        "```lua\naiq.table(aiq.query('SELECT salary FROM payroll'))\n```".into(),
+    )]);
+    let out = sb
+        .aiq_with(&server, "openai")
+        .args(["crm", "--mode", "lua", "-q", "salaries?", "-f", "csv"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(5), "{}", stderr_of(&out));
+    assert!(stderr_of(&out).contains("payroll is hidden from aiq"));
+    assert!(!stdout_of(&out).contains(SALARY));
     // Not described either.
     let out = sb.aiq().args(["schema", "crm"]).output().unwrap();
     assert!(out.status.success());

@@ -21,6 +21,7 @@ pub struct Config {
     pub llm: LlmConfig,
     pub chat: ChatConfig,
     pub query: QueryConfig,
+    pub mcp: McpConfig,
     pub sources: SavedSources,
     /// Things worth telling the user (for example loose file permissions).
     pub warnings: Vec<String>,
@@ -84,6 +85,31 @@ impl Default for QueryConfig {
     }
 }
 
+/// `[mcp]`: limits of the MCP server (`aiq mcp`, SPEC §12).
+#[derive(Debug, Clone, PartialEq, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct McpConfig {
+    /// A tool call running longer is stopped, its statement too.
+    pub timeout_secs: u64,
+    /// Rows one result returns at most (a call's `max_rows` may ask for fewer).
+    pub max_rows: usize,
+    /// Bytes of result rows (as JSON) one result returns at most.
+    pub max_bytes: usize,
+    /// Tool calls running at once; more are refused as busy.
+    pub max_concurrent: usize,
+}
+
+impl Default for McpConfig {
+    fn default() -> Self {
+        McpConfig {
+            timeout_secs: 60,
+            max_rows: 500,
+            max_bytes: 256 * 1024,
+            max_concurrent: 4,
+        }
+    }
+}
+
 pub use crate::source::{SavedSource, SavedSources};
 
 #[derive(Debug, Default, Deserialize)]
@@ -95,6 +121,8 @@ struct FileConfig {
     chat: ChatConfig,
     #[serde(default)]
     query: QueryConfig,
+    #[serde(default)]
+    mcp: McpConfig,
     #[serde(default)]
     sources: toml::Table,
 }
@@ -140,6 +168,7 @@ impl Config {
             llm,
             chat: file.chat,
             query: file.query,
+            mcp: file.mcp,
             sources,
             warnings,
         })
@@ -172,6 +201,12 @@ impl Config {
         let mut query = toml_edit::Table::new();
         query["timeout_secs"] = toml_edit::value(self.query.timeout_secs as i64);
         doc["query"] = toml_edit::Item::Table(query);
+        let mut mcp = toml_edit::Table::new();
+        mcp["timeout_secs"] = toml_edit::value(self.mcp.timeout_secs as i64);
+        mcp["max_rows"] = toml_edit::value(self.mcp.max_rows as i64);
+        mcp["max_bytes"] = toml_edit::value(self.mcp.max_bytes as i64);
+        mcp["max_concurrent"] = toml_edit::value(self.mcp.max_concurrent as i64);
+        doc["mcp"] = toml_edit::Item::Table(mcp);
         let mut sources = toml_edit::Table::new();
         if let Some(d) = &self.sources.default {
             sources["default"] = toml_edit::value(d.as_str());
@@ -310,6 +345,12 @@ pub const TEMPLATE: &str = r#"# aiq configuration. Every key is optional; the va
 [query]
 # timeout_secs = 30              # statements running longer are stopped
 
+[mcp]                            # `aiq mcp`, the MCP server
+# timeout_secs = 60              # a tool call running longer is stopped, its statement too
+# max_rows = 500                 # rows one result returns at most
+# max_bytes = 262144             # bytes of result rows (as JSON) one result returns at most
+# max_concurrent = 4             # tool calls running at once; more are refused as busy
+
 # Saved sources: `aiq sources add NAME PATH_OR_URL` writes them below, e.g.
 #   [sources.shop]
 #   url = "sqlite:///home/me/data/shop.db"
@@ -372,6 +413,7 @@ mod tests {
         assert_eq!(c.chat.max_rows, 100);
         assert_eq!(c.query.timeout_secs, 30);
         assert_eq!(c.llm.timeout_secs, 120);
+        assert_eq!(c.mcp, McpConfig::default());
         assert!(c.sources.is_empty());
     }
 

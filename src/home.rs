@@ -48,6 +48,55 @@ pub fn cache_dir(home: &Path) -> PathBuf {
     home.join("cache")
 }
 
+/// The audit log's folder, `logs/`.
+pub fn logs_dir(home: &Path) -> PathBuf {
+    home.join("logs")
+}
+
+/// The audit log of one UTC day: `logs/YYYY-MM-DD.jsonl`.
+pub fn log_file(home: &Path, day: chrono::NaiveDate) -> PathBuf {
+    logs_dir(home).join(format!("{}.jsonl", day.format("%Y-%m-%d")))
+}
+
+/// The audit log files, oldest first (by name, which is the day).
+pub fn log_files(home: &Path) -> Vec<PathBuf> {
+    let mut files: Vec<PathBuf> = fs::read_dir(logs_dir(home))
+        .map(|entries| {
+            entries
+                .flatten()
+                .map(|e| e.path())
+                .filter(|p| p.extension().is_some_and(|e| e == "jsonl"))
+                .collect()
+        })
+        .unwrap_or_default();
+    files.sort();
+    files
+}
+
+/// Appends one line to `path` (created 0600, its folder 0700) in a single
+/// write, so lines from processes that log at the same time never mix.
+/// A newline is added; `line` must not contain one.
+pub fn append_line(path: &Path, line: &str) -> std::io::Result<()> {
+    if let Some(dir) = path.parent() {
+        if let Some(home) = dir.parent().filter(|h| !h.as_os_str().is_empty()) {
+            create_private_dir(home)?;
+        }
+        create_private_dir(dir)?;
+    }
+    let mut options = fs::OpenOptions::new();
+    options.create(true).append(true);
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::OpenOptionsExt;
+        options.mode(0o600);
+    }
+    let mut file = options.open(path)?;
+    let mut bytes = Vec::with_capacity(line.len() + 1);
+    bytes.extend_from_slice(line.as_bytes());
+    bytes.push(b'\n');
+    file.write_all(&bytes)
+}
+
 /// True for a session file's name (`session_*.json`).
 pub fn is_session_file(name: &str) -> bool {
     name.starts_with("session_") && name.ends_with(".json")

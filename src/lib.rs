@@ -25,6 +25,8 @@
 //!   model, choosing the output, assembling a conversation.
 //! - [`frontend`]: the sinks and loops (single-shot, `-e`, chat, the
 //!   channel sink for a view on another thread).
+//! - [`mcp`]: the Model Context Protocol server (`aiq mcp`) over the same
+//!   sources, gate and statement runner.
 //! - [`app`] and [`commands`]: the command line and the subcommands.
 
 pub mod agent;
@@ -41,6 +43,7 @@ pub mod frontend;
 pub mod home;
 pub mod interrupt;
 pub mod llm;
+pub mod mcp;
 pub mod redact;
 pub mod render;
 mod runtime;

@@ -37,7 +37,7 @@ pub use conversation::{
 pub use events::{ConfirmKind, Confirmation, Event, EventSink, PendingAnswer};
 pub use kind::Mode;
 pub use outcome::{AgentError, Answer, Outcome};
-pub use thread::{Thread, ThreadOptions};
+pub use thread::{Thread, ThreadOptions, SCHEMA_BUDGET};
 
 use crate::llm::Role;
 

@@ -26,7 +26,7 @@ use crate::source::{DataSource, EngineKind};
 /// Fixes the model may make after a failed answer (SPEC §5.3 step 5).
 const MAX_FIXES: u32 = 2;
 /// Bytes of schema context in a request (the whole request stays < 60 KB).
-const SCHEMA_BUDGET: usize = 40_000;
+pub const SCHEMA_BUDGET: usize = 40_000;
 
 /// How a thread behaves.
 #[derive(Debug, Clone)]

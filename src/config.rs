@@ -102,7 +102,7 @@ pub struct McpConfig {
 impl Default for McpConfig {
     fn default() -> Self {
         McpConfig {
-            timeout_secs: 60,
+            timeout_secs: 120,
             max_rows: 500,
             max_bytes: 256 * 1024,
             max_concurrent: 4,
@@ -346,7 +346,7 @@ pub const TEMPLATE: &str = r#"# aiq configuration. Every key is optional; the va
 # timeout_secs = 30              # statements running longer are stopped
 
 [mcp]                            # `aiq mcp`, the MCP server
-# timeout_secs = 60              # a tool call running longer is stopped, its statement too
+# timeout_secs = 120             # a tool call running longer is stopped, its statement too
 # max_rows = 500                 # rows one result returns at most
 # max_bytes = 262144             # bytes of result rows (as JSON) one result returns at most
 # max_concurrent = 4             # tool calls running at once; more are refused as busy
@@ -456,6 +456,34 @@ mod tests {
             assert!(e.to_string().contains(key), "{text}: {e}");
             assert_eq!(e.exit_code(), 2);
         }
+    }
+
+    #[test]
+    fn mcp_limits_come_from_the_file() {
+        let dir = tempfile::tempdir().unwrap();
+        fs::write(
+            dir.path().join("config.toml"),
+            "[mcp]\ntimeout_secs = 5\nmax_rows = 10\nmax_bytes = 2048\nmax_concurrent = 2\n",
+        )
+        .unwrap();
+        let c = Config::load(&env_with(dir.path(), &[])).unwrap();
+        assert_eq!(
+            c.mcp,
+            McpConfig {
+                timeout_secs: 5,
+                max_rows: 10,
+                max_bytes: 2048,
+                max_concurrent: 2
+            }
+        );
+        assert!(c
+            .to_masked_toml()
+            .contains("[mcp]\ntimeout_secs = 5\nmax_rows = 10\n"));
+        fs::write(dir.path().join("config.toml"), "[mcp]\nmax_row = 1\n").unwrap();
+        let e = Config::load(&env_with(dir.path(), &[])).unwrap_err();
+        assert!(e.to_string().contains("max_row"), "{e}");
+        let template: toml::Table = toml::from_str(TEMPLATE).unwrap();
+        assert!(template.contains_key("mcp"));
     }
 
     #[test]

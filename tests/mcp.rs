@@ -670,6 +670,19 @@ fn limits_stop_long_calls_refuse_extra_ones_and_cap_results() {
         out["second"]["text"],
         "busy: 1 calls are running already (the server's limit, [mcp] max_concurrent); try again when one has finished"
     );
+    // Both are in the audit log with the statement they asked for.
+    let log = audit_lines(&sb.home());
+    assert_eq!(log.len(), 2, "{log:?}");
+    for l in &log {
+        assert_eq!(l["sql"], SLOW_SQLITE);
+        assert_eq!(l["source"], "shop");
+    }
+    assert!(log
+        .iter()
+        .any(|l| l["error"].as_str().unwrap().starts_with("busy: ")));
+    assert!(log
+        .iter()
+        .any(|l| l["error"].as_str().unwrap().starts_with("stopped: ")));
     let out = mcp::run(&mut driver(
         &sb,
         python,

@@ -8,12 +8,13 @@
 //! - [`tools`]: the tool handlers, protocol-free.
 //! - [`result`]: the event sink that keeps a result within its caps and
 //!   asks for consent to a write.
-//! - [`server`]: the rmcp handler — limits, cancellation, elicitation,
-//!   resources, the audit log ([`audit`]).
+//! - [`server`]: the rmcp handler — limits, cancellation, resources, the
+//!   audit log ([`audit`]); [`consent`]: writes confirmed by elicitation.
 //!
 //! Nothing but protocol messages goes to stdout; everything else to stderr.
 
 pub mod audit;
+pub mod consent;
 pub mod result;
 pub mod served;
 pub mod server;

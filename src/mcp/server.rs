@@ -2,9 +2,8 @@
 //! [`Tools`]. Each call runs on a blocking thread under its own
 //! [`CancelToken`] — cancelled by `notifications/cancelled`, by the per-call
 //! timeout, or when the client goes away — within the concurrent-call limit,
-//! and is written to the audit log. A write asks the client: an
-//! elicitation request (protocols up to 2025-11-25) or an input-required
-//! round (2026-07-28). Whatever happens inside a call ends as a tool error;
+//! and is written to the audit log. A write asks the client (see
+//! [`super::consent`]). Whatever happens inside a call ends as a tool error;
 //! the server goes on.
 
 use std::collections::HashMap;
@@ -13,24 +12,20 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use rmcp::model::{
-    BooleanSchema, CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock,
-    ElicitRequest, ElicitRequestParams, ElicitResult, ElicitationAction, ElicitationSchema,
+    CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock, ElicitRequest,
     Implementation, InputRequest, InputRequests, InputRequiredResult, JsonObject,
-    ListResourcesResult, ListToolsResult, PaginatedRequestParams, PrimitiveSchemaDefinition,
-    ProtocolVersion, ReadResourceRequestParams, ReadResourceResponse, ReadResourceResult, Resource,
-    ResourceContents, ServerCapabilities, ServerConfig,
+    ListResourcesResult, ListToolsResult, PaginatedRequestParams, ReadResourceRequestParams,
+    ReadResourceResponse, ReadResourceResult, Resource, ResourceContents, ServerCapabilities,
+    ServerConfig,
 };
-use rmcp::service::{ElicitationMode, RequestContext};
-use rmcp::{ErrorData, Peer, RoleServer, ServerHandler};
+use rmcp::service::RequestContext;
+use rmcp::{ErrorData, RoleServer, ServerHandler};
 use tokio::sync::Semaphore;
 
 use super::audit::{AuditLog, Record};
-use super::result::{Consent, Decision, Fixed};
+use super::consent::{confirm_params, statement_key, ConsentPlan, CONFIRM_KEY};
 use super::tools::{Reply, Tools};
 use crate::cancel::CancelToken;
-
-/// The key of the write confirmation in an input-required round.
-const CONFIRM_KEY: &str = "confirm_write";
 
 /// Limits on calls.
 #[derive(Debug, Clone, Copy)]
@@ -39,6 +34,25 @@ pub struct Limits {
     pub timeout: Duration,
     /// Calls running at once.
     pub concurrent: usize,
+}
+
+/// What a call asked for, for the audit log.
+#[derive(Debug, Default)]
+struct Asked {
+    source: Option<String>,
+    sql: Option<String>,
+    question: Option<String>,
+}
+
+impl Asked {
+    fn of(args: &JsonObject, default: Option<&str>) -> Self {
+        let text = |key: &str| args.get(key).and_then(|v| v.as_str()).map(str::to_string);
+        Asked {
+            source: text("source").or_else(|| default.map(str::to_string)),
+            sql: text("sql"),
+            question: text("question"),
+        }
+    }
 }
 
 /// The tokens of the calls in flight, so that all of them can be stopped
@@ -110,18 +124,25 @@ impl AiqServer {
     }
 
     /// Runs `work` on a blocking thread within the limits, cancelled by
-    /// `stop` or the timeout, and writes the audit record.
+    /// `stop` or the timeout, and writes the audit record (with what the
+    /// call asked for when it ended before saying what it did).
     async fn run_call(
         &self,
         tool: &str,
-        question: Option<String>,
+        asked: Asked,
         stop: tokio_util::sync::CancellationToken,
         work: impl FnOnce(&Tools, &CancelToken) -> Reply + Send + 'static,
     ) -> Reply {
         let at = chrono::Utc::now();
         let started = Instant::now();
-        let reply = self.limited(stop, work).await;
-        let record = Record::of(at, tool, question, &reply, started.elapsed());
+        let mut reply = self.limited(stop, work).await;
+        if reply.source.is_none() {
+            reply.source = asked.source;
+        }
+        if reply.sql.is_none() {
+            reply.sql = asked.sql;
+        }
+        let record = Record::of(at, tool, asked.question, &reply, started.elapsed());
         self.0.audit.write(&record, at);
         reply
     }
@@ -179,180 +200,6 @@ impl AiqServer {
     }
 }
 
-/// How a call's write is confirmed, from the protocol version, the
-/// client's capabilities and (2026-07-28) the answer of an earlier round.
-enum ConsentPlan {
-    Fixed(Decision),
-    Round(RoundConsent),
-    Elicit {
-        peer: Peer<RoleServer>,
-        runtime: tokio::runtime::Handle,
-        source: String,
-    },
-}
-
-impl ConsentPlan {
-    fn new(
-        allow_write: bool,
-        request: &CallToolRequestParams,
-        context: &RequestContext<RoleServer>,
-        source: String,
-    ) -> Self {
-        if !allow_write {
-            return ConsentPlan::Fixed(Decision::No("this MCP server is read-only".into()));
-        }
-        let can_elicit = context
-            .client_capabilities()
-            .is_some_and(|c| c.elicitation.is_some());
-        if !can_elicit {
-            return ConsentPlan::Fixed(Decision::No(
-                "not run: the statement changes data and needs the user's confirmation, which this client cannot ask for (it does not support MCP elicitation)".into(),
-            ));
-        }
-        if is_modern(context) {
-            return ConsentPlan::Round(RoundConsent {
-                answer: request
-                    .input_responses
-                    .as_ref()
-                    .and_then(|r| r.get(CONFIRM_KEY))
-                    .cloned(),
-                state: request.request_state.clone(),
-            });
-        }
-        ConsentPlan::Elicit {
-            peer: context.peer.clone(),
-            runtime: tokio::runtime::Handle::current(),
-            source,
-        }
-    }
-
-    /// The consent of a call that `cancel` stops.
-    fn into_consent(self, cancel: &CancelToken) -> Box<dyn Consent> {
-        match self {
-            ConsentPlan::Fixed(d) => Box::new(Fixed(d)),
-            ConsentPlan::Round(r) => Box::new(r),
-            ConsentPlan::Elicit {
-                peer,
-                runtime,
-                source,
-            } => Box::new(ElicitConsent {
-                peer,
-                runtime,
-                source,
-                cancel: cancel.clone(),
-            }),
-        }
-    }
-}
-
-/// Protocol 2026-07-28 or later: no requests from server to client.
-fn is_modern(context: &RequestContext<RoleServer>) -> bool {
-    context
-        .protocol_version()
-        .is_some_and(|v| v.as_str() >= ProtocolVersion::V_2026_07_28.as_str())
-}
-
-/// Confirms through an elicitation request to the client, waiting for it
-/// (or for the call's cancel).
-struct ElicitConsent {
-    peer: Peer<RoleServer>,
-    runtime: tokio::runtime::Handle,
-    source: String,
-    cancel: CancelToken,
-}
-
-impl Consent for ElicitConsent {
-    fn decide(&mut self, sql: &str) -> Decision {
-        if !self
-            .peer
-            .supported_elicitation_modes()
-            .contains(&ElicitationMode::Form)
-        {
-            return Decision::No("not run: the statement changes data and this client cannot ask for confirmation (no form elicitation)".into());
-        }
-        let params = confirm_params(&self.source, sql);
-        let asked = self.peer.create_elicitation(params);
-        let cancel = self.cancel.clone();
-        // A blocking thread of the call: waiting here holds no async worker.
-        let answer = self.runtime.block_on(async move {
-            tokio::select! {
-                answer = asked => Some(answer),
-                _ = cancel.cancelled() => None,
-            }
-        });
-        match answer {
-            Some(Ok(result)) => verdict(&result),
-            Some(Err(e)) => Decision::No(format!(
-                "not run: the client did not confirm the statement ({e})"
-            )),
-            None => Decision::No("cancelled".into()),
-        }
-    }
-}
-
-/// Confirms through an input-required round: the first round asks, the
-/// retry carries the answer for the same statement.
-struct RoundConsent {
-    answer: Option<serde_json::Value>,
-    state: Option<String>,
-}
-
-impl Consent for RoundConsent {
-    fn decide(&mut self, sql: &str) -> Decision {
-        match (&self.answer, &self.state) {
-            (Some(answer), Some(state)) if *state == statement_key(sql) => {
-                match serde_json::from_value::<ElicitResult>(answer.clone()) {
-                    Ok(result) => verdict(&result),
-                    Err(_) => Decision::No("not run: the confirmation could not be read".into()),
-                }
-            }
-            _ => Decision::AskNextRound,
-        }
-    }
-}
-
-/// Yes only for an accepted form whose `run` box is ticked.
-fn verdict(result: &ElicitResult) -> Decision {
-    let ticked = result
-        .content
-        .as_ref()
-        .and_then(|c| c.get("run"))
-        .and_then(|v| v.as_bool())
-        .unwrap_or(false);
-    match result.action {
-        ElicitationAction::Accept if ticked => Decision::Yes,
-        ElicitationAction::Accept => Decision::No("not run: the user did not tick \"run\"".into()),
-        ElicitationAction::Decline => {
-            Decision::No("not run: the user declined the statement".into())
-        }
-        _ => Decision::No("not run: the user dismissed the confirmation".into()),
-    }
-}
-
-/// The confirmation form: the statement, and one box to tick.
-fn confirm_params(source: &str, sql: &str) -> ElicitRequestParams {
-    let run = BooleanSchema::new()
-        .title("Run this statement")
-        .description("It changes data in the source.")
-        .with_default(false);
-    let requested_schema = ElicitationSchema::builder()
-        .required_property("run", PrimitiveSchemaDefinition::Boolean(run))
-        .build_unchecked();
-    ElicitRequestParams::FormElicitationParams {
-        meta: None,
-        message: format!("aiq: this statement changes data in {source}. Run it?\n\n{sql}"),
-        requested_schema,
-    }
-}
-
-/// What ties a confirmation round to its statement.
-fn statement_key(sql: &str) -> String {
-    use std::hash::{Hash, Hasher};
-    let mut h = std::collections::hash_map::DefaultHasher::new();
-    sql.hash(&mut h);
-    format!("aiq-write-{:016x}", h.finish())
-}
-
 /// A reply as a tool result: text, structured content, error flag.
 fn tool_result(reply: Reply) -> CallToolResult {
     let mut result = if reply.is_error {
@@ -362,13 +209,6 @@ fn tool_result(reply: Reply) -> CallToolResult {
     };
     result.structured_content = reply.structured;
     result
-}
-
-/// The `source` argument of a call, for the confirmation message.
-fn source_arg(args: &JsonObject) -> Option<String> {
-    args.get("source")
-        .and_then(|v| v.as_str())
-        .map(str::to_string)
 }
 
 impl ServerHandler for AiqServer {
@@ -434,17 +274,12 @@ impl ServerHandler for AiqServer {
             ));
         }
         let args = request.arguments.clone().unwrap_or_default();
-        let source = source_arg(&args)
-            .or_else(|| self.0.tools.served.default_name().map(str::to_string))
-            .unwrap_or_else(|| "the source".into());
+        let asked = Asked::of(&args, self.0.tools.served.default_name());
+        let source = asked.source.clone().unwrap_or_else(|| "the source".into());
         let plan = ConsentPlan::new(self.0.tools.allow_write, &request, &context, source);
-        let question = args
-            .get("question")
-            .and_then(|q| q.as_str())
-            .map(str::to_string);
         let tool = name.clone();
         let reply = self
-            .run_call(&name, question, context.ct.clone(), move |tools, cancel| {
+            .run_call(&name, asked, context.ct.clone(), move |tools, cancel| {
                 let mut consent = plan.into_consent(cancel);
                 tools.call(&tool, args, cancel, consent.as_mut())
             })
@@ -508,7 +343,10 @@ impl ServerHandler for AiqServer {
         let reply = self
             .run_call(
                 "resources/read",
-                None,
+                Asked {
+                    source: Some(name.clone()),
+                    ..Asked::default()
+                },
                 context.ct.clone(),
                 move |tools, _| {
                     let mut reply = match tools.served.pick(Some(&name)) {
@@ -548,7 +386,6 @@ fn source_of_uri(uri: &str) -> Option<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use serde_json::json;
 
     #[test]
     fn uris_name_their_source() {
@@ -556,68 +393,5 @@ mod tests {
         assert_eq!(source_of_uri("aiq://a/b/schema"), None);
         assert_eq!(source_of_uri("file:///etc/passwd"), None);
         assert_eq!(source_of_uri("aiq:///schema"), None);
-    }
-
-    #[test]
-    fn only_a_ticked_accepted_form_says_yes() {
-        let form = |action, run: Option<bool>| {
-            let mut r = ElicitResult::new(action);
-            if let Some(run) = run {
-                r = r.with_content(json!({ "run": run }));
-            }
-            verdict(&r)
-        };
-        assert_eq!(form(ElicitationAction::Accept, Some(true)), Decision::Yes);
-        assert!(matches!(
-            form(ElicitationAction::Accept, Some(false)),
-            Decision::No(_)
-        ));
-        assert!(matches!(
-            form(ElicitationAction::Accept, None),
-            Decision::No(_)
-        ));
-        assert!(matches!(
-            form(ElicitationAction::Decline, Some(true)),
-            Decision::No(_)
-        ));
-        assert!(matches!(
-            form(ElicitationAction::Cancel, None),
-            Decision::No(_)
-        ));
-    }
-
-    #[test]
-    fn a_confirmation_round_holds_for_its_statement_only() {
-        let accepted = serde_json::to_value(
-            ElicitResult::new(ElicitationAction::Accept).with_content(json!({"run": true})),
-        )
-        .unwrap();
-        let mut consent = RoundConsent {
-            answer: Some(accepted),
-            state: Some(statement_key("DELETE FROM t")),
-        };
-        assert_eq!(consent.decide("DELETE FROM t"), Decision::Yes);
-        assert_eq!(consent.decide("DROP TABLE t"), Decision::AskNextRound);
-        let mut first = RoundConsent {
-            answer: None,
-            state: None,
-        };
-        assert_eq!(first.decide("DELETE FROM t"), Decision::AskNextRound);
-    }
-
-    #[test]
-    fn the_form_asks_for_one_box() {
-        let ElicitRequestParams::FormElicitationParams {
-            message,
-            requested_schema,
-            ..
-        } = confirm_params("shop", "DELETE FROM t")
-        else {
-            panic!("not a form");
-        };
-        assert!(message.contains("DELETE FROM t") && message.contains("shop"));
-        let schema = serde_json::to_value(requested_schema).unwrap();
-        assert_eq!(schema["properties"]["run"]["type"], "boolean");
-        assert_eq!(schema["required"], json!(["run"]));
     }
 }

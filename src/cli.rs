@@ -22,6 +22,7 @@ Examples:
   aiq schema shop                                                  # what aiq sees in a source
   aiq schema shop --as-sent                                        # exactly what a request carries
   aiq notes edit shop                                              # tell the model what the schema cannot
+  aiq mcp shop.db                                                  # serve it to MCP clients (assistants, agents)
   aiq shop.db --allow-write --yes -e \"DELETE FROM carts WHERE stale\"
   aiq shop.db --lua report.lua -f csv                              # run a Lua script (no model)
   aiq shop.db --mode lua -q \"compare each country's revenue with last year\"
@@ -237,7 +238,7 @@ pub enum Command {
         #[command(flatten)]
         model: ModelArgs,
     },
-    /// Show the audit log of Lua runs ($AIQ_HOME/logs)
+    /// Show the audit log of Lua runs and MCP tool calls ($AIQ_HOME/logs)
     Logs {
         /// Only runs since then: a date (2026-01-26), a time (RFC 3339) or an age (90m, 12h, 7d)
         #[arg(long, value_name = "WHEN")]
@@ -257,11 +258,33 @@ pub enum Command {
         #[command(flatten)]
         ask: AskArgs,
     },
+    /// Serve sources to Model Context Protocol clients (desktop assistants,
+    /// coding agents) over stdio, or streamable HTTP with --http
+    Mcp(McpArgs),
     /// Print a shell completion script
     Completions {
         /// bash, zsh, fish, powershell or elvish
         shell: clap_complete::Shell,
     },
+}
+
+/// `aiq mcp [SOURCE…]`.
+#[derive(Debug, Clone, Default, Args)]
+pub struct McpArgs {
+    /// Sources to serve: files, folders, URLs or saved names (default: every saved source)
+    #[arg(value_name = "SOURCE")]
+    pub sources: Vec<String>,
+
+    /// Serve streamable HTTP on ADDR (PORT or HOST:PORT; the host is 127.0.0.1 unless given) instead of stdio
+    #[arg(long, value_name = "ADDR")]
+    pub http: Option<String>,
+
+    /// Allow statements that change data; each still needs the client's confirmation
+    #[arg(long)]
+    pub allow_write: bool,
+
+    #[command(flatten)]
+    pub model: ModelArgs,
 }
 
 #[derive(Debug, Subcommand)]
@@ -410,6 +433,15 @@ mod tests {
             cli.command,
             Some(Command::Sources(SourcesCommand::Add { .. }))
         ));
+        let cli = Cli::try_parse_from(["aiq", "mcp", "a.db", "b.csv", "--http", "8808"]).unwrap();
+        match cli.command {
+            Some(Command::Mcp(args)) => {
+                assert_eq!(args.sources, ["a.db", "b.csv"]);
+                assert_eq!(args.http.as_deref(), Some("8808"));
+                assert!(!args.allow_write);
+            }
+            other => panic!("{other:?}"),
+        }
         let e = Cli::try_parse_from(["aiq", "x.db", "-f", "xml"]).unwrap_err();
         assert_eq!(e.exit_code(), 2);
         let cli = Cli::try_parse_from(["aiq", "x.db", "--lua", "-", "--mode", "lua"]).unwrap();

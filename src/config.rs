@@ -22,6 +22,7 @@ pub struct Config {
     pub chat: ChatConfig,
     pub query: QueryConfig,
     pub lua: LuaConfig,
+    pub mcp: McpConfig,
     pub sources: SavedSources,
     /// `[privacy]`: what leaves the machine, for every source (SPEC §4.3).
     pub privacy: crate::privacy::PrivacyConfig,
@@ -119,6 +120,31 @@ impl Default for LuaConfig {
     }
 }
 
+/// `[mcp]`: limits of the MCP server (`aiq mcp`, SPEC §12).
+#[derive(Debug, Clone, PartialEq, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct McpConfig {
+    /// A tool call running longer is stopped, its statement too.
+    pub timeout_secs: u64,
+    /// Rows one result returns at most (a call's `max_rows` may ask for fewer).
+    pub max_rows: usize,
+    /// Bytes of result rows (as JSON) one result returns at most.
+    pub max_bytes: usize,
+    /// Tool calls running at once; more are refused as busy.
+    pub max_concurrent: usize,
+}
+
+impl Default for McpConfig {
+    fn default() -> Self {
+        McpConfig {
+            timeout_secs: 120,
+            max_rows: 500,
+            max_bytes: 256 * 1024,
+            max_concurrent: 4,
+        }
+    }
+}
+
 pub use crate::source::{SavedSource, SavedSources};
 
 #[derive(Debug, Default, Deserialize)]
@@ -132,6 +158,7 @@ struct FileConfig {
     query: QueryConfig,
     #[serde(default)]
     lua: LuaConfig,
+    mcp: McpConfig,
     #[serde(default)]
     sources: toml::Table,
     #[serde(default)]
@@ -180,6 +207,7 @@ impl Config {
             chat: file.chat,
             query: file.query,
             lua: file.lua,
+            mcp: file.mcp,
             sources,
             privacy: file.privacy,
             warnings,
@@ -225,6 +253,13 @@ impl Config {
             lua[key] = toml_edit::value(i64::try_from(value).unwrap_or(i64::MAX));
         }
         doc["lua"] = toml_edit::Item::Table(lua);
+
+        let mut mcp = toml_edit::Table::new();
+        mcp["timeout_secs"] = toml_edit::value(self.mcp.timeout_secs as i64);
+        mcp["max_rows"] = toml_edit::value(self.mcp.max_rows as i64);
+        mcp["max_bytes"] = toml_edit::value(self.mcp.max_bytes as i64);
+        mcp["max_concurrent"] = toml_edit::value(self.mcp.max_concurrent as i64);
+        doc["mcp"] = toml_edit::Item::Table(mcp);
         let mut sources = toml_edit::Table::new();
         if let Some(d) = &self.sources.default {
             sources["default"] = toml_edit::value(d.as_str());
@@ -409,6 +444,11 @@ pub const TEMPLATE: &str = r#"# aiq configuration. Every key is optional; the va
 # max_rows = 100000              # rows one aiq.query may return to the program
 # max_total_rows = 1000000       # rows all aiq.query calls of one run may return
 # max_instructions = 1000000000  # Lua VM instructions one run may execute
+[mcp]                            # `aiq mcp`, the MCP server
+# timeout_secs = 120             # a tool call running longer is stopped, its statement too
+# max_rows = 500                 # rows one result returns at most
+# max_bytes = 262144             # bytes of result rows (as JSON) one result returns at most
+# max_concurrent = 4             # tool calls running at once; more are refused as busy
 
 # Saved sources: `aiq sources add NAME PATH_OR_URL` writes them below, e.g.
 #   [sources.shop]
@@ -477,6 +517,7 @@ mod tests {
         assert_eq!(c.lua.memory_mb, 64);
         assert_eq!(c.lua.max_output_kb, 1024);
         assert_eq!(c.lua.max_rows, 100_000);
+        assert_eq!(c.mcp, McpConfig::default());
         assert!(c.sources.is_empty());
     }
 
@@ -548,6 +589,34 @@ mod tests {
         .unwrap();
         let e = Config::load(&env_with(dir.path(), &[])).unwrap_err();
         assert!(e.to_string().contains("redcat"), "{e}");
+    }
+
+    #[test]
+    fn mcp_limits_come_from_the_file() {
+        let dir = tempfile::tempdir().unwrap();
+        fs::write(
+            dir.path().join("config.toml"),
+            "[mcp]\ntimeout_secs = 5\nmax_rows = 10\nmax_bytes = 2048\nmax_concurrent = 2\n",
+        )
+        .unwrap();
+        let c = Config::load(&env_with(dir.path(), &[])).unwrap();
+        assert_eq!(
+            c.mcp,
+            McpConfig {
+                timeout_secs: 5,
+                max_rows: 10,
+                max_bytes: 2048,
+                max_concurrent: 2
+            }
+        );
+        assert!(c
+            .to_masked_toml()
+            .contains("[mcp]\ntimeout_secs = 5\nmax_rows = 10\n"));
+        fs::write(dir.path().join("config.toml"), "[mcp]\nmax_row = 1\n").unwrap();
+        let e = Config::load(&env_with(dir.path(), &[])).unwrap_err();
+        assert!(e.to_string().contains("max_row"), "{e}");
+        let template: toml::Table = toml::from_str(TEMPLATE).unwrap();
+        assert!(template.contains_key("mcp"));
     }
 
     #[test]

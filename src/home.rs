@@ -7,7 +7,7 @@
 //!   session_YYYYMMDDHHMMSS.json   0600, one per conversation (SPEC §7)
 //!   input_history                 the chat's line-editor history
 //!   logs/                         0700, the audit log (SPEC §8)
-//!     YYYY-MM-DD.jsonl            0600, one JSON line per Lua run (UTC date)
+//!     YYYY-MM-DD.jsonl            0600, one JSON line per Lua run or MCP call (UTC date)
 //!   cache/catalog-KEY.bin         0600, schemas as last read (see schema::cache)
 //!   notes/NAME.md                 0600, what the model should know of a source
 //! ```

@@ -31,6 +31,8 @@
 //!   model, choosing the output, assembling a conversation.
 //! - [`frontend`]: the sinks and loops (single-shot, `-e`, chat, the
 //!   channel sink for a view on another thread).
+//! - [`mcp`]: the Model Context Protocol server (`aiq mcp`) over the same
+//!   sources, gate and statement runner.
 //! - [`app`] and [`commands`]: the command line and the subcommands.
 
 pub mod agent;
@@ -49,6 +51,7 @@ pub mod home;
 pub mod interrupt;
 pub mod llm;
 pub mod lua;
+pub mod mcp;
 pub mod notes;
 pub mod privacy;
 pub mod redact;

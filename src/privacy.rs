@@ -298,6 +298,15 @@ impl Guard {
                 })
     }
 
+    /// Why the values of a result of `code` may not go to a model, if
+    /// they may not.
+    pub fn withholds(&self, code: Option<&str>) -> Option<&'static str> {
+        if !self.privacy.send_results {
+            return Some(NOT_SENT);
+        }
+        code.filter(|c| self.reads_redacted(c)).map(|_| WITHHELD)
+    }
+
     /// What a program that ran `code` printed, as the model may see it.
     pub fn output(&self, code: Option<&str>, output: &str) -> String {
         if !self.privacy.send_results {

@@ -307,7 +307,7 @@ fn every_run_is_logged_and_aiq_logs_reads_them() {
         .output()
         .unwrap();
     assert_eq!(stdout_of(&later), "");
-    assert!(stderr_of(&later).contains("no Lua runs logged"));
+    assert!(stderr_of(&later).contains("no Lua runs or MCP calls logged"));
     let bad = sb
         .aiq()
         .args(["logs", "--since", "yesterday"])

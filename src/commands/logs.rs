@@ -1,6 +1,6 @@
-//! `aiq logs [--since WHEN] [--json]`: the audit log of Lua runs
-//! (`$AIQ_HOME/logs/YYYY-MM-DD.jsonl`), one line per run — readable, or as
-//! stored for `jq`.
+//! `aiq logs [--since WHEN] [--json]`: the audit log of Lua runs and MCP
+//! tool calls (`$AIQ_HOME/logs/YYYY-MM-DD.jsonl`), one line per entry —
+//! readable, or as stored for `jq`.
 
 use chrono::{DateTime, Duration, NaiveDate, Utc};
 use serde_json::Value;
@@ -50,7 +50,7 @@ pub fn run(ctx: &Context<'_>, since: Option<&str>, json: bool) -> Result<(), Aiq
     }
     if runs == 0 {
         crate::frontend::stderr_line(&format!(
-            "aiq: no Lua runs logged{} in {}",
+            "aiq: no Lua runs or MCP calls logged{} in {}",
             if since.is_some() { " in that time" } else { "" },
             home::logs_dir(&ctx.config.home).display()
         ));
@@ -58,10 +58,36 @@ pub fn run(ctx: &Context<'_>, since: Option<&str>, json: bool) -> Result<(), Aiq
     write_stdout(out.as_bytes())
 }
 
-/// One run in a line: time, status, origin, source, what ran, calls, the
-/// result or error, duration.
+/// One entry in a line: for a Lua run time, status, origin, source, what
+/// ran, calls, the result or error, duration; for an MCP call (`"kind":
+/// "mcp"`) time, status, `mcp`, source, tool and what it ran or was asked,
+/// rows or error, duration.
 pub fn summary(r: &Value) -> String {
     let text = |k: &str| r[k].as_str().unwrap_or("").to_string();
+    if r["kind"].as_str() == Some("mcp") {
+        let asked = r["sql"].as_str().or(r["question"].as_str()).unwrap_or("");
+        let outcome = match (r["error"].as_str(), r["rows"].as_u64()) {
+            (Some(e), _) => first_line(e, 80),
+            (None, Some(rows)) => format!("{rows} rows"),
+            (None, None) => "done".to_string(),
+        };
+        let status = if r["error"].is_string() {
+            "error"
+        } else {
+            "ok"
+        };
+        return format!(
+            "{}  {:<9} {:<6} {}  {}: {}  {}  {} ms",
+            text("time"),
+            status,
+            "mcp",
+            text("source"),
+            text("tool"),
+            first_line(asked, 40),
+            outcome,
+            r["ms"].as_u64().unwrap_or(0)
+        );
+    }
     let what = match r["file"].as_str() {
         Some(f) => f.to_string(),
         None => first_line(&text("program"), 40),
@@ -154,6 +180,28 @@ mod tests {
         assert_eq!(
             summary(&r),
             "2026-01-26T10:00:05Z  ok        file   shop  report.lua  2 calls  12 rows  15 ms"
+        );
+    }
+
+    #[test]
+    fn an_mcp_call_in_one_line() {
+        let r: Value = serde_json::from_str(
+            r#"{"time":"2026-01-26T10:00:06Z","kind":"mcp","tool":"run_query","source":"shop",
+                "sql":"SELECT count(*)\nFROM orders","question":null,"rows":1,"ms":4,"error":null}"#,
+        )
+        .unwrap();
+        assert_eq!(
+            summary(&r),
+            "2026-01-26T10:00:06Z  ok        mcp    shop  run_query: SELECT count(*)  1 rows  4 ms"
+        );
+        let r: Value = serde_json::from_str(
+            r#"{"time":"2026-01-26T10:00:07Z","kind":"mcp","tool":"run_query","source":"shop",
+                "sql":"DELETE FROM orders","rows":null,"ms":1,"error":"refused: read-only"}"#,
+        )
+        .unwrap();
+        assert_eq!(
+            summary(&r),
+            "2026-01-26T10:00:07Z  error     mcp    shop  run_query: DELETE FROM orders  refused: read-only  1 ms"
         );
     }
 }

@@ -3,7 +3,9 @@
 
 #![allow(dead_code)]
 
+pub mod corpus;
 pub mod llm;
+pub mod mcp;
 #[cfg(unix)]
 pub mod screen;
 pub mod servers;

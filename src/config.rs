@@ -158,6 +158,7 @@ struct FileConfig {
     query: QueryConfig,
     #[serde(default)]
     lua: LuaConfig,
+    #[serde(default)]
     mcp: McpConfig,
     #[serde(default)]
     sources: toml::Table,
@@ -437,6 +438,7 @@ pub const TEMPLATE: &str = r#"# aiq configuration. Every key is optional; the va
 # samples = true                 # sample values in the prompt
 # send_results = true            # result previews in later prompts
 # redact = ["customers.email", "*.phone"]   # values that never leave the machine
+
 [lua]                            # the Lua sandbox (--lua FILE, --mode lua, /mode lua)
 # timeout_secs = 10              # wall clock of one run, statements included
 # memory_mb = 64                 # memory the Lua state may hold

@@ -136,6 +136,34 @@ impl Privacy {
     }
 }
 
+/// `text` with each case-insensitive whole-word `word` replaced by `with`.
+fn replace_word(text: &str, word: &str, with: &str) -> String {
+    let lower = text.to_lowercase();
+    // Lowercasing may change byte lengths outside ASCII: then leave it.
+    if lower.len() != text.len() || word.is_empty() {
+        return text.to_string();
+    }
+    let is_ident = |c: char| c.is_alphanumeric() || c == '_';
+    let mut out = String::with_capacity(text.len());
+    let mut last = 0;
+    for (i, _) in lower.match_indices(word) {
+        let end = i + word.len();
+        if i < last || !text.is_char_boundary(i) || !text.is_char_boundary(end) {
+            continue;
+        }
+        let before = text[..i].chars().next_back();
+        let after = text[end..].chars().next();
+        if before.is_some_and(is_ident) || after.is_some_and(is_ident) {
+            continue;
+        }
+        out.push_str(&text[last..i]);
+        out.push_str(with);
+        last = end;
+    }
+    out.push_str(&text[last..]);
+    out
+}
+
 /// `*`/`?` wildcards, or an exact match; both sides lowercase.
 pub fn glob(pattern: &str, name: &str) -> bool {
     fn go(p: &[char], n: &[char]) -> bool {
@@ -307,6 +335,22 @@ impl Guard {
         code.filter(|c| self.reads_redacted(c)).map(|_| WITHHELD)
     }
 
+    /// `text` (an engine's error) with every hidden table's name replaced:
+    /// an engine's "did you mean" must not name one to the model.
+    pub fn scrub(&self, text: &str) -> String {
+        let Some(hidden) = &self.hidden else {
+            return text.to_string();
+        };
+        let mut names: Vec<&str> = hidden.names().collect();
+        // Longest first, so `hr.reviews` goes before `reviews`.
+        names.sort_by_key(|n| std::cmp::Reverse(n.len()));
+        let mut out = text.to_string();
+        for name in names {
+            out = replace_word(&out, name, "(hidden table)");
+        }
+        out
+    }
+
     /// What a program that ran `code` printed, as the model may see it.
     pub fn output(&self, code: Option<&str>, output: &str) -> String {
         if !self.privacy.send_results {
@@ -400,6 +444,10 @@ mod tests {
         let hidden = policy.hidden.as_ref().unwrap();
         assert!(hidden.hides("payroll") && hidden.hides("hr_salaries"));
         assert!(!hidden.hides("orders"));
+        assert_eq!(
+            guard.scrub("Table with name payrol does not exist! Did you mean \"Payroll\"? (not payroll_x)"),
+            "Table with name payrol does not exist! Did you mean \"(hidden table)\"? (not payroll_x)"
+        );
         // A column left out keeps its values on the machine too.
         assert!(guard.reads_redacted("SELECT note FROM orders"));
         assert!(!guard.reads_redacted("SELECT status FROM orders"));

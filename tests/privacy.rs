@@ -313,4 +313,20 @@ fn notes_edit_opens_the_editor_on_the_sources_file() {
     let out = sb.aiq().args(["schema", "crm"]).output().unwrap();
     assert!(stdout_of(&out)
         .contains("table orders (~2 rows) -- note: Orders with status test are not real."));
+    // A file given directly has notes of its own, by its path.
+    sb.aiq()
+        .args(["notes", "edit", "./crm.db"])
+        .env("EDITOR", &editor)
+        .assert()
+        .success();
+    let key = db
+        .canonicalize()
+        .unwrap()
+        .display()
+        .to_string()
+        .trim_start_matches('/')
+        .replace('/', "_");
+    assert!(sb.home().join("notes").join(format!("{key}.md")).is_file());
+    let out = sb.aiq().args(["schema", "crm.db"]).output().unwrap();
+    assert!(stdout_of(&out).contains("-- note: Orders with status test are not real."));
 }

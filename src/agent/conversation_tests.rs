@@ -369,3 +369,34 @@ fn mode_switches_what_the_model_writes_and_lua_answers_are_kept() {
         c.session_path().map(|p| p.display().to_string()).as_deref()
     );
 }
+
+#[test]
+fn a_note_joins_the_schema_and_the_notes_file() {
+    let dir = tempfile::tempdir().unwrap();
+    let (mut c, _) = conversation(dir.path(), vec![], Keep::NewSession);
+    let (_, s) = submit(&mut c, "/note Counts in t are per day.", false);
+    let file = dir.path().join("home").join("notes").join("t.db.md");
+    assert_eq!(
+        texts(&s),
+        [format!(
+            "notice: Noted in {}; the model reads it from the next question on.",
+            file.display()
+        )]
+    );
+    submit(&mut c, "/note Months are calendar months.", false);
+    assert_eq!(
+        std::fs::read_to_string(&file).unwrap(),
+        "- Counts in t are per day.\n- Months are calendar months.\n"
+    );
+    // The note naming t travels with it; the other is a general note.
+    let (_, s) = submit(&mut c, "/schema", false);
+    let listing = &texts(&s)[0];
+    assert!(
+        listing.starts_with("listing: -- notes\n- Months are calendar months.\n\ntable t"),
+        "{listing}"
+    );
+    assert!(
+        listing.contains("table t (~2 rows) -- note: Counts in t are per day."),
+        "{listing}"
+    );
+}

@@ -177,9 +177,13 @@ impl HistoryMessage {
                 }
             }
             (None, Some(error)) if self.lua.is_some() => {
+                let error = guard.scrub(error);
                 text.push_str(&format!("\nThe program failed: {error}"))
             }
-            (None, Some(error)) => text.push_str(&format!("\nThe query failed: {error}")),
+            (None, Some(error)) => {
+                let error = guard.scrub(error);
+                text.push_str(&format!("\nThe query failed: {error}"))
+            }
             (None, None) => {}
         }
         text

@@ -611,7 +611,8 @@ impl Thread {
 
     /// Tells the model what went wrong, in the form its answer used.
     fn feedback(&self, reply: &Reply, found: &Found, why: &str) -> Vec<Message> {
-        let fix = self.kind.feedback(why);
+        // An engine's "did you mean" may name a hidden table.
+        let fix = self.kind.feedback(&self.guard.scrub(why));
         let mut said = Message::assistant(reply.text.clone());
         match &found.tool_call_id {
             Some(id) => {

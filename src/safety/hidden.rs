@@ -65,6 +65,11 @@ impl Hidden {
         }
     }
 
+    /// The hidden tables' names, lowercased (as listed, and bare).
+    pub fn names(&self) -> impl Iterator<Item = &str> {
+        self.names.iter().map(String::as_str)
+    }
+
     /// Whether a table (or file) name is hidden.
     pub fn hides(&self, name: &str) -> bool {
         let lower = name.to_lowercase();

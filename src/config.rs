@@ -156,6 +156,7 @@ struct FileConfig {
     query: QueryConfig,
     #[serde(default)]
     lua: LuaConfig,
+    #[serde(default)]
     mcp: McpConfig,
     #[serde(default)]
     sources: toml::Table,

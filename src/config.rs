@@ -36,6 +36,9 @@ pub struct LlmConfig {
     pub api_key: Option<String>,
     pub timeout_secs: u64,
     pub max_retries: u32,
+    /// The model's context window in tokens; asked from the server or
+    /// learned from its errors when unset.
+    pub context_tokens: Option<usize>,
 }
 
 impl Default for LlmConfig {
@@ -47,6 +50,7 @@ impl Default for LlmConfig {
             api_key: None,
             timeout_secs: 120,
             max_retries: 3,
+            context_tokens: None,
         }
     }
 }
@@ -163,6 +167,9 @@ impl Config {
         }
         llm["timeout_secs"] = toml_edit::value(self.llm.timeout_secs as i64);
         llm["max_retries"] = toml_edit::value(i64::from(self.llm.max_retries));
+        if let Some(n) = self.llm.context_tokens {
+            llm["context_tokens"] = toml_edit::value(n as i64);
+        }
         doc["llm"] = toml_edit::Item::Table(llm);
         let mut chat = toml_edit::Table::new();
         chat["history_limit"] = toml_edit::value(self.chat.history_limit as i64);
@@ -301,6 +308,7 @@ pub const TEMPLATE: &str = r#"# aiq configuration. Every key is optional; the va
 # api_key = "…"                  # prefer AIQ_API_KEY / OPENAI_API_KEY / ANTHROPIC_API_KEY
 # timeout_secs = 120
 # max_retries = 3
+# context_tokens = 8192          # the model's window; asked from the server or learned when unset
 
 [chat]
 # history_limit = 20             # message pairs kept in the prompt

@@ -7,6 +7,7 @@
 //!   session_YYYYMMDDHHMMSS.json   0600, one per conversation (SPEC §7)
 //!   input_history                 the chat's line-editor history
 //!   cache/catalog-KEY.bin         0600, schemas as last read (see schema::cache)
+//!   cache/windows.json            0600, models' context windows learned from errors
 //! ```
 //!
 //! Every file aiq writes here goes through [`write_atomic`]: a temporary
@@ -46,6 +47,12 @@ pub fn session_file(home: &Path, created: &DateTime<Utc>) -> PathBuf {
 /// Where cached catalogs live.
 pub fn cache_dir(home: &Path) -> PathBuf {
     home.join("cache")
+}
+
+/// Context windows learned from errors, per base URL + model (see
+/// `llm::window`).
+pub fn windows_file(home: &Path) -> PathBuf {
+    cache_dir(home).join("windows.json")
 }
 
 /// True for a session file's name (`session_*.json`).

@@ -19,6 +19,8 @@ mod conversation_tests;
 mod events;
 pub mod extract;
 pub mod fit;
+#[cfg(test)]
+mod fit_tests;
 pub mod kind;
 pub mod link;
 mod outcome;

@@ -11,7 +11,7 @@ use chrono::Utc;
 
 use super::events::{Event, EventSink};
 use super::extract::Found;
-use super::fit::DEFAULT_SCHEMA_BUDGET;
+use super::fit::{self, DEFAULT_SCHEMA_BUDGET};
 use super::kind::{AnswerKind, Mode, RunContext, RunFailure, SqlAnswers};
 use super::link::{layout, rank, LinkIndex, Signals};
 use super::outcome::{AgentError, Answer};
@@ -20,13 +20,18 @@ use super::runner::{finish_turn, statement_turn, Ran};
 use super::tools::{self, HelperTool, ToolContext};
 use super::{kept_history, HistoryMessage};
 use crate::cancel::{CancelHandle, CancelToken, TurnSlot};
-use crate::llm::{ChatModel, ChatRequest, LlmErrorKind, Message, StreamEvent, ToolCall};
+use crate::llm::window::thousands;
+use crate::llm::{
+    ChatModel, ChatRequest, LlmError, LlmErrorKind, Message, StreamEvent, ToolCall, ToolDef,
+};
 use crate::safety::Policy;
 use crate::schema::Catalog;
 use crate::source::{DataSource, EngineKind};
 
 /// Fixes the model may make after a failed answer (SPEC §5.3 step 5).
 const MAX_FIXES: u32 = 2;
+/// Smaller requests sent after "the prompt is longer than the window".
+const MAX_REFITS: u32 = 2;
 
 /// How a thread behaves.
 #[derive(Debug, Clone)]
@@ -58,7 +63,7 @@ struct Reply {
     tool_calls: Vec<ToolCall>,
 }
 
-/// What every request of one turn starts with.
+/// One request of a turn, fitted to the model's window.
 struct Request {
     system: String,
     /// The kept history; the oldest pairs give way when the model's window
@@ -66,6 +71,11 @@ struct Request {
     history: Vec<Message>,
     /// What had to give to fit the request, for the user.
     notice: Option<String>,
+    /// Bytes a lookup's result may take.
+    lookup_room: usize,
+    /// The window it was fitted to, and the tokens it is estimated at.
+    window: usize,
+    tokens: usize,
 }
 
 /// One conversation over one source with one model.
@@ -202,18 +212,37 @@ impl Thread {
         cancel: &CancelToken,
         sink: &mut dyn EventSink,
     ) -> Result<Answer, AgentError> {
-        let mut request = self.prepare(question);
-        if let Some(notice) = request.notice.take() {
-            sink.event(Event::Notice(format!("aiq: to fit the request: {notice}")))?;
-        }
         let mut turn = vec![Message::user(question)];
         let mut fixes = 0;
         let mut lookups = 0;
+        let mut refits = 0;
+        let mut told: Option<String> = None;
         loop {
-            let reply = self.request(&mut request, &turn, cancel, sink)?;
+            let request = self.fit(question, &turn);
+            if request.notice.is_some() && request.notice != told {
+                told = request.notice.clone();
+                sink.event(Event::Notice(told.clone().unwrap_or_default()))?;
+            }
+            let reply = match self.request(&request, &turn, cancel, sink)? {
+                Ok(reply) => reply,
+                Err(e) if e.kind == LlmErrorKind::ContextLength && refits < MAX_REFITS => {
+                    refits += 1;
+                    let window = self.learn(&e, &request);
+                    sink.event(Event::Retrying {
+                        why: format!(
+                            "{}; the model's window is {} tokens: sending a smaller request",
+                            e.message,
+                            thousands(window)
+                        ),
+                        attempt: refits,
+                    })?;
+                    continue;
+                }
+                Err(e) => return Err(e.into()),
+            };
             let found = self.kind.extract(&reply.text, &reply.tool_calls);
             if found.is_none() {
-                if let Some(looked) = self.look(&reply, &mut lookups, sink)? {
+                if let Some(looked) = self.look(&reply, &mut lookups, request.lookup_room, sink)? {
                     turn.extend(looked);
                     continue;
                 }
@@ -268,9 +297,12 @@ impl Thread {
         }
     }
 
-    /// The system prompt (with the schema that matters for `question`) and
-    /// the kept history.
-    fn prepare(&self, question: &str) -> Request {
+    /// The request for `question` with the turn so far, fitted to the
+    /// model's window: the rules, the question and the turn as they are;
+    /// the oldest history pairs beyond the history's share give way, then
+    /// the schema (the ranked tables that matter first) fills what is left.
+    fn fit(&self, question: &str, turn: &[Message]) -> Request {
+        let window = self.model.window();
         let kept = kept_history(
             &self.history[self.context_start..],
             self.options.history_limit,
@@ -288,10 +320,8 @@ impl Thread {
             earlier_sql: &earlier_sql,
         };
         let ranked = rank(&self.catalog, &self.index, &signals);
-        let laid = layout(&self.catalog, &self.index, &ranked, DEFAULT_SCHEMA_BUDGET);
-        let schema = laid.text.clone();
-        let partial = laid.named + laid.dropped > 0;
-        let facts = PromptFacts {
+        let look = tools::how_to_look(self.model.supports_tools());
+        let mut facts = PromptFacts {
             dialect: self.source.dialect(),
             engine: &self.catalog.engine,
             today: self
@@ -299,14 +329,72 @@ impl Thread {
                 .today
                 .unwrap_or_else(|| Utc::now().date_naive()),
             allow_write: self.options.allow_write,
-            schema: &schema,
-            look: partial.then(|| tools::how_to_look(self.model.supports_tools())),
+            schema: "",
+            look: Some(look),
         };
+        let rules = system_prompt(&facts, self.kind.as_ref()).len() + fit::MESSAGE_OVERHEAD;
+        let fixed = rules + fit::message_bytes(turn) + self.tools_bytes();
+        let room = fit::usable_bytes(window.tokens).saturating_sub(fixed);
+        let mut history = history_messages(kept);
+        let dropped = fit::trim_history(&mut history, fit::history_share(room));
+        let history_bytes = fit::message_bytes(&history);
+        let budget = fit::schema_budget(window.tokens, fixed + history_bytes);
+        let laid = layout(&self.catalog, &self.index, &ranked, budget);
+        let partial = laid.named + laid.dropped > 0;
+        facts.schema = &laid.text;
+        facts.look = partial.then_some(look);
+        let system = system_prompt(&facts, self.kind.as_ref());
+        let bytes = system.len() + fit::MESSAGE_OVERHEAD + history_bytes + fixed - rules;
         Request {
-            system: system_prompt(&facts, self.kind.as_ref()),
-            history: history_messages(kept),
-            notice: laid.notice(),
+            notice: fit_notice(&window, budget, dropped, &laid),
+            system,
+            history,
+            lookup_room: fit::lookup_share(room, tools::DESCRIBE_BUDGET),
+            window: window.tokens,
+            tokens: fit::tokens_for(bytes),
         }
+    }
+
+    /// The bytes the tool definitions add to each request.
+    fn tools_bytes(&self) -> usize {
+        if !self.model.supports_tools() {
+            return 0;
+        }
+        self.tool_defs()
+            .iter()
+            .map(|t| {
+                t.name.len()
+                    + t.description.len()
+                    + t.parameters.to_string().len()
+                    + fit::MESSAGE_OVERHEAD
+            })
+            .sum()
+    }
+
+    fn tool_defs(&self) -> Vec<ToolDef> {
+        let mut tools = vec![self.kind.tool()];
+        tools.extend(self.helpers.iter().map(|h| h.def()));
+        tools
+    }
+
+    /// What a context-length error teaches: the window it names (made
+    /// smaller when the server counted more tokens than aiq estimated), or
+    /// a smaller guess; the model keeps it. Returns the new window.
+    fn learn(&self, e: &LlmError, sent: &Request) -> usize {
+        let guess = sent.window.min(sent.tokens) * 3 / 4;
+        let mut window = match (e.limit, e.requested) {
+            (Some(limit), Some(counted)) if counted > sent.tokens && counted > 0 => {
+                limit.saturating_mul(sent.tokens) / counted
+            }
+            (Some(limit), _) => limit,
+            (None, _) => guess,
+        };
+        if window >= sent.window {
+            // Told the same window again: aiq's estimate was short.
+            window = guess.min(sent.window * 3 / 4);
+        }
+        self.model.learn_window(window);
+        self.model.window().tokens
     }
 
     /// A reply in words: the answer itself (an empty one is an error).
@@ -342,69 +430,55 @@ impl Thread {
         }
     }
 
-    /// One model request; on "context too long" drops the oldest history
-    /// pair and tries again, down to no history.
+    /// One model request. The outer error is the sink's; the inner one the
+    /// model's, for the caller to handle (a context-length error is fitted
+    /// again).
     fn request(
         &self,
-        request: &mut Request,
+        request: &Request,
         turn: &[Message],
         cancel: &CancelToken,
         sink: &mut dyn EventSink,
-    ) -> Result<Reply, AgentError> {
-        let mut tools = vec![self.kind.tool()];
-        tools.extend(self.helpers.iter().map(|h| h.def()));
-        loop {
-            sink.event(Event::ThinkingStarted)?;
-            let all = messages(&request.system, &request.history, turn);
-            let mut reply = Reply {
-                text: String::new(),
-                tool_calls: Vec::new(),
-            };
-            let mut sink_error: Option<io::Error> = None;
-            let result = self.model.chat(
-                ChatRequest {
-                    messages: &all,
-                    tools: &tools,
-                },
-                cancel,
-                &mut |event| {
-                    let shown = match event {
-                        StreamEvent::TextDelta(t) => {
-                            reply.text.push_str(&t);
-                            Some(Event::TextDelta(t))
-                        }
-                        StreamEvent::ToolCall(call) => {
-                            reply.tool_calls.push(call);
-                            None
-                        }
-                        StreamEvent::Usage(u) => Some(Event::Usage(u)),
-                        StreamEvent::Retrying { why, attempt } => {
-                            Some(Event::Retrying { why, attempt })
-                        }
-                        StreamEvent::Done => None,
-                    };
-                    if let (Some(e), None) = (shown, &sink_error) {
-                        if let Err(err) = sink.event(e) {
-                            sink_error = Some(err);
-                        }
+    ) -> Result<Result<Reply, LlmError>, AgentError> {
+        let tools = self.tool_defs();
+        sink.event(Event::ThinkingStarted)?;
+        let all = messages(&request.system, &request.history, turn);
+        let mut reply = Reply {
+            text: String::new(),
+            tool_calls: Vec::new(),
+        };
+        let mut sink_error: Option<io::Error> = None;
+        let result = self.model.chat(
+            ChatRequest {
+                messages: &all,
+                tools: &tools,
+            },
+            cancel,
+            &mut |event| {
+                let shown = match event {
+                    StreamEvent::TextDelta(t) => {
+                        reply.text.push_str(&t);
+                        Some(Event::TextDelta(t))
                     }
-                },
-            );
-            if let Some(e) = sink_error {
-                return Err(e.into());
-            }
-            match result {
-                Ok(()) => return Ok(reply),
-                Err(e) if e.kind == LlmErrorKind::ContextLength && request.history.len() >= 2 => {
-                    request.history.drain(..2);
-                    sink.event(Event::Retrying {
-                        why: format!("{}; leaving out the oldest question and answer", e.message),
-                        attempt: 1,
-                    })?;
+                    StreamEvent::ToolCall(call) => {
+                        reply.tool_calls.push(call);
+                        None
+                    }
+                    StreamEvent::Usage(u) => Some(Event::Usage(u)),
+                    StreamEvent::Retrying { why, attempt } => Some(Event::Retrying { why, attempt }),
+                    StreamEvent::Done => None,
+                };
+                if let (Some(e), None) = (shown, &sink_error) {
+                    if let Err(err) = sink.event(e) {
+                        sink_error = Some(err);
+                    }
                 }
-                Err(e) => return Err(e.into()),
-            }
+            },
+        );
+        if let Some(e) = sink_error {
+            return Err(e.into());
         }
+        Ok(result.map(|()| reply))
     }
 
     /// The model looked before answering (a helper tool call, or a
@@ -415,11 +489,13 @@ impl Thread {
         &self,
         reply: &Reply,
         lookups: &mut usize,
+        room: usize,
         sink: &mut dyn EventSink,
     ) -> Result<Option<Vec<Message>>, AgentError> {
         let ctx = ToolContext {
             catalog: &self.catalog,
             history: &self.history,
+            room,
         };
         let calls: Vec<&ToolCall> = reply
             .tool_calls
@@ -468,7 +544,7 @@ impl Thread {
             name: "describe_tables".into(),
             arguments,
         })?;
-        let result = tools::describe(&names, &self.catalog);
+        let result = tools::describe(&names, &self.catalog, room);
         sink.event(Event::ToolResult {
             name: "describe_tables".into(),
             result: result.clone(),
@@ -500,4 +576,40 @@ impl Thread {
             None => vec![said, Message::user(fix)],
         }
     }
+}
+
+/// The one line telling the user what had to give, if anything did: the
+/// questions left out, the matching tables thinned, and — when the window
+/// (not the usual budget) held the schema back — the other tables not
+/// described.
+fn fit_notice(
+    window: &crate::llm::Window,
+    budget: usize,
+    dropped: usize,
+    laid: &super::link::Layout,
+) -> Option<String> {
+    let tight = budget < DEFAULT_SCHEMA_BUDGET;
+    let mut parts = Vec::new();
+    match dropped {
+        0 => {}
+        1 => parts.push("the oldest earlier question left out".to_string()),
+        n => parts.push(format!("the {n} oldest earlier questions left out")),
+    }
+    parts.extend(laid.notice());
+    let others = (laid.named + laid.dropped).saturating_sub(laid.unseen);
+    if tight && others > 0 {
+        parts.push(format!(
+            "{} other tables not described (the model can ask for them)",
+            thousands(others)
+        ));
+    }
+    if parts.is_empty() {
+        return None;
+    }
+    let what = if tight {
+        format!("the model's {}-token window", thousands(window.tokens))
+    } else {
+        "the request".to_string()
+    };
+    Some(format!("aiq: to fit {what}: {}", parts.join(", ")))
 }

@@ -14,6 +14,8 @@ use reqwest::StatusCode;
 
 use crate::redact::{mask_password_of, redact_url};
 
+use super::probe::{self, Probe};
+use super::window::{self, Window, WindowBook};
 use super::{
     head, CancelToken, ChatModel, ChatRequest, LlmError, LlmErrorKind, StreamEvent, ToolCall,
 };
@@ -32,7 +34,18 @@ pub(crate) trait Wire: Send + Sync {
     fn models_url(&self) -> String;
     /// Headers for every request, including the key.
     fn headers(&self) -> HeaderMap;
-    fn body(&self, model: &str, request: ChatRequest<'_>, stream: bool) -> serde_json::Value;
+    fn body(
+        &self,
+        model: &str,
+        request: ChatRequest<'_>,
+        stream: bool,
+        plan: Plan,
+    ) -> serde_json::Value;
+    /// Whether a streamed reply is JSON lines (Ollama) rather than SSE;
+    /// each line reaches [`Wire::on_event`] as an event's data.
+    fn json_lines(&self) -> bool {
+        false
+    }
     /// Handles one SSE event; true once the reply is complete.
     fn on_event(
         &self,
@@ -46,6 +59,15 @@ pub(crate) trait Wire: Send + Sync {
         body: &serde_json::Value,
         out: &mut dyn FnMut(StreamEvent),
     ) -> Result<(), LlmError>;
+}
+
+/// What a request is planned for: the window (Ollama runs the model with
+/// it) and, when the window is a known small one, a cap on the reply so
+/// that it fits the reserve kept for it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct Plan {
+    pub window: usize,
+    pub reply: Option<usize>,
 }
 
 /// Tool calls assembled from stream fragments, by their index.
@@ -73,6 +95,10 @@ pub(crate) struct HttpModel<W: Wire> {
     pub client: reqwest::Client,
     pub runtime: tokio::runtime::Runtime,
     pub max_retries: u32,
+    /// What is known of the context window.
+    pub book: WindowBook,
+    /// Where to ask for it.
+    pub probe: Probe,
 }
 
 /// The reqwest client every provider uses.
@@ -117,6 +143,17 @@ impl<W: Wire> ChatModel for HttpModel<W> {
         self.tools
     }
 
+    fn window(&self) -> Window {
+        self.book.get(|| {
+            self.runtime
+                .block_on(probe::ask(&self.client, &self.probe, &self.model))
+        })
+    }
+
+    fn learn_window(&self, tokens: usize) {
+        self.book.learn(tokens);
+    }
+
     fn chat(
         &self,
         request: ChatRequest<'_>,
@@ -131,12 +168,20 @@ impl<W: Wire> ChatModel for HttpModel<W> {
                 ..request
             }
         };
-        let body = self.wire.body(&self.model, request, self.stream);
+        let window = self.window();
+        let plan = Plan {
+            window: window.tokens,
+            // Hosted APIs get no cap: their windows are large, and some
+            // models refuse `max_tokens`.
+            reply: (window.is_known() && self.probe != Probe::Nothing)
+                .then(|| window::reply_reserve(window.tokens)),
+        };
+        let body = self.wire.body(&self.model, request, self.stream, plan);
         self.runtime.block_on(async {
             tokio::select! {
                 biased;
                 _ = cancel.cancelled() => Err(LlmError::new(LlmErrorKind::Cancelled, "cancelled")),
-                result = self.exchange(&body, on_event) => result,
+                result = self.converse(request, plan, &body, on_event) => result,
             }
         })
     }
@@ -183,83 +228,160 @@ impl<W: Wire> HttpModel<W> {
         }
     }
 
-    async fn exchange(
+    /// One request; a stream that ends empty or with only an error is
+    /// asked again once without streaming, to get the server's own words
+    /// (some servers answer a prompt that does not fit with an empty
+    /// stream and keep the error in their log).
+    async fn converse(
         &self,
+        request: ChatRequest<'_>,
+        plan: Plan,
         body: &serde_json::Value,
         on_event: &mut dyn FnMut(StreamEvent),
     ) -> Result<(), LlmError> {
-        let response = self.post(body, on_event).await?;
+        if !self.stream {
+            return self.exchange(body, false, on_event).await.map_err(|(e, _)| e);
+        }
+        match self.exchange(body, true, on_event).await {
+            Ok(()) => Ok(()),
+            Err((e, true)) if e.kind != LlmErrorKind::ContextLength => {
+                on_event(StreamEvent::Retrying {
+                    why: format!("{}; asking again without streaming", e.message),
+                    attempt: 1,
+                });
+                let whole = self.wire.body(&self.model, request, false, plan);
+                self.exchange(&whole, false, on_event)
+                    .await
+                    .map_err(|(e, _)| e)
+            }
+            Err((e, _)) => Err(e),
+        }
+    }
+
+    /// Sends one request and reads the reply. A failure says whether the
+    /// reply was an event stream that brought nothing but its end or an
+    /// error (worth asking again without streaming).
+    async fn exchange(
+        &self,
+        body: &serde_json::Value,
+        stream: bool,
+        on_event: &mut dyn FnMut(StreamEvent),
+    ) -> Result<(), (LlmError, bool)> {
+        let response = self.post(body, on_event).await.map_err(|e| (e, false))?;
         let provider = self.wire.provider();
-        if self.stream && !is_event_stream(&response) {
+        if stream && !self.is_stream(&response) {
             // A server that answers a stream request with a page or a JSON
             // error: say what came, in its own words.
             let kind = content_type(&response);
             let text = response.text().await.unwrap_or_default();
-            return Err(LlmError::new(
-                LlmErrorKind::Malformed,
-                format!(
-                    "{provider}: expected an event stream but the reply is {kind}: {:?}",
-                    head(text.trim(), QUOTE)
-                ),
-            ));
-        }
-        if self.stream {
-            let seen = std::sync::Arc::new(std::sync::Mutex::new(Vec::<u8>::new()));
-            let keep = std::sync::Arc::clone(&seen);
-            let bytes = response.bytes_stream().inspect(move |chunk| {
-                if let (Ok(chunk), Ok(mut seen)) = (chunk, keep.lock()) {
-                    let room = QUOTE.saturating_sub(seen.len());
-                    seen.extend_from_slice(&chunk[..room.min(chunk.len())]);
-                }
-            });
-            let mut events = bytes.eventsource();
-            let mut state = StreamState::default();
-            while let Some(event) = events.next().await {
-                let event = event.map_err(|e| {
-                    LlmError::new(
-                        LlmErrorKind::Malformed,
-                        format!("{provider}: the reply stream broke: {e}"),
-                    )
-                })?;
-                tracing::debug!(event = %event.event, data = %event.data, "{provider} stream event");
-                if self.wire.on_event(&mut state, &event, on_event)? {
-                    on_event(StreamEvent::Done);
-                    return Ok(());
+            if let Ok(json) = serde_json::from_str::<serde_json::Value>(&text) {
+                if let Err(e) = self.wire.on_body(&json, &mut |_| {}) {
+                    return Err((e, false));
                 }
             }
-            let start = seen.lock().map(|s| s.clone()).unwrap_or_default();
-            let start = String::from_utf8_lossy(&start);
-            return Err(LlmError::new(
-                LlmErrorKind::Malformed,
-                if start.trim().is_empty() {
-                    format!("{provider}: the reply stream ended before the answer was complete (it was empty)")
-                } else {
+            return Err((
+                LlmError::new(
+                    LlmErrorKind::Malformed,
                     format!(
-                        "{provider}: the reply stream ended before the answer was complete; it began: {:?}",
-                        head(start.trim(), QUOTE)
-                    )
-                },
+                        "{provider}: expected an event stream but the reply is {kind}: {:?}",
+                        head(text.trim(), QUOTE)
+                    ),
+                ),
+                false,
             ));
         }
+        if stream {
+            return self.read_stream(response, on_event).await;
+        }
         let text = response.text().await.map_err(|e| {
-            LlmError::new(
+            let e = LlmError::new(
                 LlmErrorKind::Malformed,
                 format!("{provider}: cannot read the reply: {e}"),
-            )
+            );
+            (e, false)
         })?;
         tracing::debug!(body = %text, "{provider} reply");
         let json: serde_json::Value = serde_json::from_str(&text).map_err(|_| {
-            LlmError::new(
+            let e = LlmError::new(
                 LlmErrorKind::Malformed,
                 format!(
                     "{provider}: the reply is not JSON: {:?}",
                     head(&text, QUOTE)
                 ),
-            )
+            );
+            (e, false)
         })?;
-        self.wire.on_body(&json, on_event)?;
+        self.wire.on_body(&json, on_event).map_err(|e| (e, false))?;
         on_event(StreamEvent::Done);
         Ok(())
+    }
+
+    fn is_stream(&self, response: &reqwest::Response) -> bool {
+        if self.wire.json_lines() {
+            return content_type(response).contains("json") || is_event_stream(response);
+        }
+        is_event_stream(response)
+    }
+
+    /// Reads an event stream (or JSON lines) to its end.
+    async fn read_stream(
+        &self,
+        response: reqwest::Response,
+        on_event: &mut dyn FnMut(StreamEvent),
+    ) -> Result<(), (LlmError, bool)> {
+        let provider = self.wire.provider();
+        let seen = std::sync::Arc::new(std::sync::Mutex::new(Vec::<u8>::new()));
+        let keep = std::sync::Arc::clone(&seen);
+        let bytes = response.bytes_stream().inspect(move |chunk| {
+            if let (Ok(chunk), Ok(mut seen)) = (chunk, keep.lock()) {
+                let room = QUOTE.saturating_sub(seen.len());
+                seen.extend_from_slice(&chunk[..room.min(chunk.len())]);
+            }
+        });
+        let mut events: futures_util::stream::BoxStream<'_, Result<Event, String>> =
+            if self.wire.json_lines() {
+                json_lines(bytes).boxed()
+            } else {
+                bytes.eventsource().map(|e| e.map_err(|e| e.to_string())).boxed()
+            };
+        let mut state = StreamState::default();
+        let mut answered = false;
+        while let Some(event) = events.next().await {
+            let event = event.map_err(|e| {
+                let e = LlmError::new(
+                    LlmErrorKind::Malformed,
+                    format!("{provider}: the reply stream broke: {e}"),
+                );
+                (e, !answered)
+            })?;
+            tracing::debug!(event = %event.event, data = %event.data, "{provider} stream event");
+            let mut count = |e: StreamEvent| {
+                answered |= matches!(e, StreamEvent::TextDelta(_) | StreamEvent::ToolCall(_));
+                on_event(e)
+            };
+            match self.wire.on_event(&mut state, &event, &mut count) {
+                Ok(true) => {
+                    on_event(StreamEvent::Done);
+                    return Ok(());
+                }
+                Ok(false) => {}
+                Err(e) => return Err((e, !answered)),
+            }
+        }
+        let start = seen.lock().map(|s| s.clone()).unwrap_or_default();
+        let start = String::from_utf8_lossy(&start);
+        let e = LlmError::new(
+            LlmErrorKind::Malformed,
+            if start.trim().is_empty() {
+                format!("{provider}: the reply stream ended before the answer was complete (it was empty)")
+            } else {
+                format!(
+                    "{provider}: the reply stream ended before the answer was complete; it began: {:?}",
+                    head(start.trim(), QUOTE)
+                )
+            },
+        );
+        Err((e, !answered))
     }
 
     /// POSTs with retries on connection errors, timeouts, 429 and 5xx.
@@ -296,7 +418,9 @@ impl<W: Wire> HttpModel<W> {
                     let text = response.text().await.unwrap_or_default();
                     tracing::debug!(%status, body = %text, "{provider} error reply");
                     let error = classify(provider, status, &text);
-                    if status != StatusCode::TOO_MANY_REQUESTS && !status.is_server_error() {
+                    let retry = status == StatusCode::TOO_MANY_REQUESTS
+                        || (status.is_server_error() && error.kind != LlmErrorKind::ContextLength);
+                    if !retry {
                         return Err(error);
                     }
                     (error, retry_after)
@@ -375,25 +499,75 @@ fn root_cause(e: &(dyn std::error::Error + 'static)) -> String {
     cause.to_string()
 }
 
-/// Phrases providers use for "the prompt does not fit".
-const CONTEXT_MARKERS: &[&str] = &[
-    "context_length_exceeded",
-    "maximum context length",
-    "context length",
-    "context window",
-    "prompt is too long",
-    "too many tokens",
-];
+/// JSON lines as events (one line, one event's data).
+fn json_lines<S, B, E>(bytes: S) -> impl futures_util::Stream<Item = Result<Event, String>>
+where
+    S: futures_util::Stream<Item = Result<B, E>> + Unpin,
+    B: AsRef<[u8]>,
+    E: std::fmt::Display,
+{
+    futures_util::stream::unfold(
+        (bytes, Vec::<u8>::new(), false),
+        |(mut bytes, mut buffer, mut ended)| async move {
+            loop {
+                if let Some(end) = buffer.iter().position(|b| *b == b'\n') {
+                    let line: Vec<u8> = buffer.drain(..=end).collect();
+                    let data = String::from_utf8_lossy(&line).trim().to_string();
+                    if data.is_empty() {
+                        continue;
+                    }
+                    let event = Event {
+                        data,
+                        ..Event::default()
+                    };
+                    return Some((Ok(event), (bytes, buffer, ended)));
+                }
+                if ended {
+                    let data = String::from_utf8_lossy(&buffer).trim().to_string();
+                    buffer.clear();
+                    if data.is_empty() {
+                        return None;
+                    }
+                    let event = Event {
+                        data,
+                        ..Event::default()
+                    };
+                    return Some((Ok(event), (bytes, buffer, ended)));
+                }
+                match bytes.next().await {
+                    Some(Ok(chunk)) => buffer.extend_from_slice(chunk.as_ref()),
+                    Some(Err(e)) => return Some((Err(e.to_string()), (bytes, buffer, true))),
+                    None => ended = true,
+                }
+            }
+        },
+    )
+}
+
+/// An error the server reported inside a reply (an event, a JSON line, a
+/// 200 body): a context-length error when its words say so.
+pub(crate) fn error_text(provider: &str, text: &str) -> LlmError {
+    if window::is_context_error(text) {
+        return LlmError::context(
+            format!(
+                "{provider}: the prompt is longer than the model's context window ({})",
+                head(text.trim(), QUOTE)
+            ),
+            text,
+        );
+    }
+    LlmError::new(LlmErrorKind::Http, format!("{provider}: {text}"))
+}
 
 /// An HTTP error status as an [`LlmError`] that says what to do.
 fn classify(provider: &str, status: StatusCode, body: &str) -> LlmError {
     let quoted = head(body.trim(), QUOTE);
     let lower = body.to_ascii_lowercase();
     let code = status.as_u16();
-    if (code == 400 || code == 413) && CONTEXT_MARKERS.iter().any(|m| lower.contains(m)) {
-        return LlmError::new(
-            LlmErrorKind::ContextLength,
+    if matches!(code, 400 | 413 | 422 | 500) && window::is_context_error(&lower) {
+        return LlmError::context(
             format!("{provider}: the prompt is longer than the model's context window ({quoted})"),
+            body,
         );
     }
     match code {

@@ -36,7 +36,7 @@ fn context_length_errors_refit_the_request_over_http() {
     let server = ModelServer::start(vec![
         Reply::Status(
             400,
-            r#"{"error":{"message":"This model's maximum context length is 4096 tokens. However, your messages resulted in 9000 tokens. Please reduce the length of the messages.","code":"context_length_exceeded"}}"#.into(),
+            r#"{"error":{"message":"This model's maximum context length is 4096 tokens. Please reduce the length of the messages.","code":"context_length_exceeded"}}"#.into(),
             None,
         ),
         Reply::Text("```sql\nSELECT count(*) AS n FROM orders\n```".into()),
@@ -78,7 +78,10 @@ fn context_length_errors_refit_the_request_over_http() {
         "{} bytes",
         chats[1].raw.len()
     );
-    assert!(events.0.iter().any(|e| matches!(e, Event::Retrying { why, .. }
+    assert!(events
+        .0
+        .iter()
+        .any(|e| matches!(e, Event::Retrying { why, .. }
         if why.contains("the model's window is 4,096 tokens: sending a smaller request"))));
     assert!(events.0.iter().any(|e| matches!(e, Event::Notice(n)
         if n.starts_with("aiq: to fit the model's 4,096-token window: the oldest earlier question left out"))));

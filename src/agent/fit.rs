@@ -9,8 +9,8 @@
 //! (see [`super::link::layout`]: the tables that match nothing first, then
 //! sample values, column types and the lower-ranked matching tables).
 
-use crate::llm::Message;
 pub use crate::llm::window::reply_reserve;
+use crate::llm::Message;
 
 /// Bytes per token assumed when sizing (conservative: real text has more).
 pub const BYTES_PER_TOKEN: usize = 2;

@@ -100,7 +100,9 @@ fn older_pairs_give_way_first_then_the_tables_that_match_nothing() {
     assert!(!sent[0].content.contains("table audit_299"));
     assert_eq!(notices.len(), 1, "{notices:?}");
     assert!(
-        notices[0].starts_with("aiq: to fit the model's 8,192-token window: the oldest earlier question left out, "),
+        notices[0].starts_with(
+            "aiq: to fit the model's 8,192-token window: the oldest earlier question left out, "
+        ),
         "{}",
         notices[0]
     );
@@ -176,7 +178,10 @@ fn too_long_errors_are_answered_with_smaller_requests_then_reported() {
         assert!(bytes(&seen[1]) <= usable_bytes(2048), "{}", bytes(&seen[1]));
         assert_eq!(seen[1].last().unwrap().content, "what is n in t?");
     }
-    assert!(sink.events.iter().any(|e| matches!(e, Event::Retrying { why, .. }
+    assert!(sink
+        .events
+        .iter()
+        .any(|e| matches!(e, Event::Retrying { why, .. }
         if why.contains("the model's window is 2,048 tokens: sending a smaller request"))));
     // Errors that name no window shrink the guess; after two smaller
     // requests the error is reported.
@@ -195,7 +200,9 @@ fn too_long_errors_are_answered_with_smaller_requests_then_reported() {
         vec![no_numbers(), no_numbers(), no_numbers()],
         ThreadOptions::default(),
     );
-    let e = t.ask("what is n in t?", &mut Recorder::default()).unwrap_err();
+    let e = t
+        .ask("what is n in t?", &mut Recorder::default())
+        .unwrap_err();
     assert!(
         matches!(e, super::AgentError::Llm(ref l) if l.kind == LlmErrorKind::ContextLength),
         "{e:?}"

@@ -159,7 +159,13 @@ pub fn thread_with(
     replies: Vec<Scripted>,
     options: ThreadOptions,
 ) -> (Thread, Seen) {
-    thread_over(dir, "t.db", crate::llm::window::DEFAULT_TOKENS, replies, options)
+    thread_over(
+        dir,
+        "t.db",
+        crate::llm::window::DEFAULT_TOKENS,
+        replies,
+        options,
+    )
 }
 
 /// A thread over the SQLite file `name` in `dir` (made by [`source_in`]

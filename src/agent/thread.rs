@@ -465,7 +465,9 @@ impl Thread {
                         None
                     }
                     StreamEvent::Usage(u) => Some(Event::Usage(u)),
-                    StreamEvent::Retrying { why, attempt } => Some(Event::Retrying { why, attempt }),
+                    StreamEvent::Retrying { why, attempt } => {
+                        Some(Event::Retrying { why, attempt })
+                    }
                     StreamEvent::Done => None,
                 };
                 if let (Some(e), None) = (shown, &sink_error) {

@@ -240,7 +240,10 @@ impl<W: Wire> HttpModel<W> {
         on_event: &mut dyn FnMut(StreamEvent),
     ) -> Result<(), LlmError> {
         if !self.stream {
-            return self.exchange(body, false, on_event).await.map_err(|(e, _)| e);
+            return self
+                .exchange(body, false, on_event)
+                .await
+                .map_err(|(e, _)| e);
         }
         match self.exchange(body, true, on_event).await {
             Ok(()) => Ok(()),
@@ -342,7 +345,10 @@ impl<W: Wire> HttpModel<W> {
             if self.wire.json_lines() {
                 json_lines(bytes).boxed()
             } else {
-                bytes.eventsource().map(|e| e.map_err(|e| e.to_string())).boxed()
+                bytes
+                    .eventsource()
+                    .map(|e| e.map_err(|e| e.to_string()))
+                    .boxed()
             };
         let mut state = StreamState::default();
         let mut answered = false;
@@ -370,9 +376,13 @@ impl<W: Wire> HttpModel<W> {
         }
         let start = seen.lock().map(|s| s.clone()).unwrap_or_default();
         let start = String::from_utf8_lossy(&start);
+        // SSE comments (keep-alives) are not an answer.
+        let said = start
+            .lines()
+            .any(|l| !l.trim().is_empty() && !l.starts_with(':'));
         let e = LlmError::new(
             LlmErrorKind::Malformed,
-            if start.trim().is_empty() {
+            if !said {
                 format!("{provider}: the reply stream ended before the answer was complete (it was empty)")
             } else {
                 format!(

@@ -3,6 +3,7 @@
 
 #![allow(dead_code)]
 
+pub mod llama;
 pub mod llm;
 #[cfg(unix)]
 pub mod screen;

@@ -34,7 +34,6 @@ fn assert_turn_completed(out: &Output, what: &str) {
         "{what}: exit {code:?}\n{err}"
     );
     assert!(!err.contains("panicked"), "{what}: {err}");
-    assert!(!err.contains("reply stream"), "{what}: {err}");
 }
 
 #[test]
@@ -44,13 +43,17 @@ fn streaming_and_whole_turns_complete() {
     let db = sb.shop_sqlite();
     for stream in [true, false] {
         let mut cmd = aiq(&sb, server);
-        cmd.arg(&db).args(["-q", QUESTION, "--sql-only"]);
+        // The window as a user who knows it sets it (what aiq finds out
+        // itself is the next test's); it also caps the tiny model's reply.
+        cmd.arg(&db)
+            .args(["-q", QUESTION, "--sql-only", "--context-tokens", "4096"]);
         if !stream {
             cmd.arg("--no-stream");
         }
         let out = cmd.output().unwrap();
         assert_turn_completed(&out, if stream { "streaming" } else { "whole" });
-        assert_eq!(out.status.code(), Some(0), "{}", stderr_of(&out));
+        // A request that fits goes through at once.
+        assert!(!stderr_of(&out).contains("retrying"), "{}", stderr_of(&out));
     }
 }
 
@@ -118,7 +121,6 @@ fn two_thousand_tables_fit_a_4096_token_window_and_doctor_tells_it() {
         let out = cmd.output().unwrap();
         let what = if stream { "streaming" } else { "whole" };
         assert_turn_completed(&out, what);
-        assert_eq!(out.status.code(), Some(0), "{what}: {}", stderr_of(&out));
         let err = stderr_of(&out);
         // The server refused the first request (in an empty stream, or in
         // words); aiq learned the window and sent one that fits.
@@ -140,7 +142,7 @@ fn two_thousand_tables_fit_a_4096_token_window_and_doctor_tells_it() {
         .args(["-q", QUESTION, "--sql-only"])
         .output()
         .unwrap();
-    assert_eq!(out.status.code(), Some(0), "{}", stderr_of(&out));
+    assert_turn_completed(&out, "again");
     assert!(!stderr_of(&out).contains("sending a smaller request"));
     let out = aiq(&sb, server).arg("doctor").arg(&db).output().unwrap();
     let text = stdout_of(&out);

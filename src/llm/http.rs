@@ -93,6 +93,9 @@ pub(crate) struct HttpModel<W: Wire> {
     /// Whether tool definitions are sent (some local servers reject them).
     pub tools: bool,
     pub client: reqwest::Client,
+    /// A client that keeps no idle connections, for asking again after a
+    /// broken stream (the server may be closing the one just used).
+    pub fresh: reqwest::Client,
     pub runtime: tokio::runtime::Runtime,
     pub max_retries: u32,
     /// What is known of the context window.
@@ -103,7 +106,22 @@ pub(crate) struct HttpModel<W: Wire> {
 
 /// The reqwest client every provider uses.
 pub(crate) fn client(timeout: Duration) -> Result<reqwest::Client, LlmError> {
-    reqwest::Client::builder()
+    builder(timeout, reqwest::Client::builder())
+}
+
+/// [`client`] without idle connections kept.
+pub(crate) fn fresh_client(timeout: Duration) -> Result<reqwest::Client, LlmError> {
+    builder(
+        timeout,
+        reqwest::Client::builder().pool_max_idle_per_host(0),
+    )
+}
+
+fn builder(
+    timeout: Duration,
+    builder: reqwest::ClientBuilder,
+) -> Result<reqwest::Client, LlmError> {
+    builder
         .connect_timeout(Duration::from_secs(10).min(timeout))
         .read_timeout(timeout)
         .user_agent(concat!("aiq/", env!("CARGO_PKG_VERSION")))
@@ -241,11 +259,11 @@ impl<W: Wire> HttpModel<W> {
     ) -> Result<(), LlmError> {
         if !self.stream {
             return self
-                .exchange(body, false, on_event)
+                .exchange(body, false, false, on_event)
                 .await
                 .map_err(|(e, _)| e);
         }
-        match self.exchange(body, true, on_event).await {
+        match self.exchange(body, true, false, on_event).await {
             Ok(()) => Ok(()),
             Err((e, true)) if e.kind != LlmErrorKind::ContextLength => {
                 on_event(StreamEvent::Retrying {
@@ -253,7 +271,7 @@ impl<W: Wire> HttpModel<W> {
                     attempt: 1,
                 });
                 let whole = self.wire.body(&self.model, request, false, plan);
-                self.exchange(&whole, false, on_event)
+                self.exchange(&whole, false, true, on_event)
                     .await
                     .map_err(|(e, _)| e)
             }
@@ -261,16 +279,21 @@ impl<W: Wire> HttpModel<W> {
         }
     }
 
-    /// Sends one request and reads the reply. A failure says whether the
-    /// reply was an event stream that brought nothing but its end or an
-    /// error (worth asking again without streaming).
+    /// Sends one request (on a new connection when `fresh`) and reads the
+    /// reply. A failure says whether the reply was an event stream that
+    /// brought nothing but its end or an error (worth asking again without
+    /// streaming).
     async fn exchange(
         &self,
         body: &serde_json::Value,
         stream: bool,
+        fresh: bool,
         on_event: &mut dyn FnMut(StreamEvent),
     ) -> Result<(), (LlmError, bool)> {
-        let response = self.post(body, on_event).await.map_err(|e| (e, false))?;
+        let response = self
+            .post(body, fresh, on_event)
+            .await
+            .map_err(|e| (e, false))?;
         let provider = self.wire.provider();
         if stream && !self.is_stream(&response) {
             // A server that answers a stream request with a page or a JSON
@@ -398,8 +421,10 @@ impl<W: Wire> HttpModel<W> {
     async fn post(
         &self,
         body: &serde_json::Value,
+        fresh: bool,
         on_event: &mut dyn FnMut(StreamEvent),
     ) -> Result<reqwest::Response, LlmError> {
+        let client = if fresh { &self.fresh } else { &self.client };
         let provider = self.wire.provider();
         let url = self.wire.url();
         let shown = redact_url(&url);
@@ -413,8 +438,7 @@ impl<W: Wire> HttpModel<W> {
         loop {
             attempt += 1;
             tracing::debug!(url = %shown, attempt, body = %body, "{provider} request");
-            let sent = self
-                .client
+            let sent = client
                 .post(&url)
                 .headers(self.wire.headers())
                 .json(body)

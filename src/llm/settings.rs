@@ -6,7 +6,7 @@ use std::path::PathBuf;
 use std::time::Duration;
 
 use super::anthropic::Anthropic;
-use super::http::{client, runtime, HttpModel};
+use super::http::{client, fresh_client, runtime, HttpModel};
 use super::ollama::Ollama;
 use super::openai::OpenAi;
 use super::probe::Probe;
@@ -223,6 +223,7 @@ fn first_ollama_model(host: &str, chosen: bool) -> Result<String, LlmError> {
 /// Builds the model for the settings.
 pub fn connect(settings: &Settings) -> Result<Box<dyn ChatModel>, LlmError> {
     let client = client(settings.timeout)?;
+    let fresh = fresh_client(settings.timeout)?;
     let runtime = runtime()?;
     let model = settings.model.clone();
     let book = WindowBook::new(
@@ -241,6 +242,7 @@ pub fn connect(settings: &Settings) -> Result<Box<dyn ChatModel>, LlmError> {
             stream: settings.stream,
             tools: true,
             client,
+            fresh: fresh.clone(),
             runtime,
             max_retries: settings.max_retries,
             book,
@@ -255,6 +257,7 @@ pub fn connect(settings: &Settings) -> Result<Box<dyn ChatModel>, LlmError> {
             // Many local models reject requests that carry tools.
             tools: false,
             client,
+            fresh: fresh.clone(),
             runtime,
             max_retries: settings.max_retries,
             book,
@@ -270,6 +273,7 @@ pub fn connect(settings: &Settings) -> Result<Box<dyn ChatModel>, LlmError> {
             stream: settings.stream,
             tools: true,
             client,
+            fresh: fresh.clone(),
             runtime,
             max_retries: settings.max_retries,
             book,

@@ -197,13 +197,21 @@ impl Config {
 }
 
 fn parse_file(text: &str, path: &Path) -> Result<FileConfig, AiqError> {
-    toml::from_str(text).map_err(|e| {
+    let file: FileConfig = toml::from_str(text).map_err(|e| {
         AiqError::Usage(format!(
             "invalid config {}: {} (fix or remove the key; `aiq config init` writes a commented example)",
             path.display(),
             e.message()
         ))
-    })
+    })?;
+    let min = crate::llm::window::MIN_TOKENS;
+    if let Some(n) = file.llm.context_tokens.filter(|&n| n < min) {
+        return Err(AiqError::Usage(format!(
+            "invalid config {}: `llm.context_tokens` is {n}; give the model's window in tokens, {min} or more (or remove the key to have it found out)",
+            path.display()
+        )));
+    }
+    Ok(file)
 }
 
 /// `[sources]` mixes one string key (`default`) with one table per source,
@@ -403,6 +411,19 @@ mod tests {
         assert_eq!(c.sources.default.as_deref(), Some("shop"));
         assert_eq!(c.sources.get("shop").unwrap().url, "sqlite:///x.db");
         assert!(!c.to_masked_toml().contains("= \"k\""));
+    }
+
+    #[test]
+    fn the_context_window_is_read_and_checked() {
+        let dir = tempfile::tempdir().unwrap();
+        let file = dir.path().join("config.toml");
+        fs::write(&file, "[llm]\ncontext_tokens = 8192\n").unwrap();
+        let c = Config::load(&env_with(dir.path(), &[])).unwrap();
+        assert_eq!(c.llm.context_tokens, Some(8192));
+        assert!(c.to_masked_toml().contains("context_tokens = 8192"));
+        fs::write(&file, "[llm]\ncontext_tokens = 100\n").unwrap();
+        let e = Config::load(&env_with(dir.path(), &[])).unwrap_err();
+        assert!(e.to_string().contains("`llm.context_tokens` is 100"), "{e}");
     }
 
     #[test]

@@ -13,6 +13,7 @@ mod ollama;
 mod openai;
 pub mod probe;
 pub mod settings;
+mod stream;
 pub mod window;
 
 use serde::{Deserialize, Serialize};

@@ -27,6 +27,19 @@ fn wide(sb: &Sandbox) -> std::path::PathBuf {
     db
 }
 
+/// `aiq DB -q QUESTION -f csv` against the server, streaming: the output
+/// and its stderr.
+fn ask(sb: &Sandbox, server: &ModelServer, db: &std::path::Path) -> (std::process::Output, String) {
+    let out = sb
+        .aiq_with(server, "openai")
+        .arg(db)
+        .args(["-q", QUESTION, "-f", "csv"])
+        .output()
+        .unwrap();
+    let err = stderr_of(&out);
+    (out, err)
+}
+
 /// The bytes of the messages' texts (what the window must hold besides
 /// the tool definitions).
 fn text_bytes(r: &Recorded) -> usize {
@@ -257,13 +270,7 @@ fn an_empty_stream_is_asked_again_without_streaming() {
         Reply::Status(400, llama_cpp_python.to_string(), None),
         fenced(PER_COUNTRY),
     ]);
-    let out = sb
-        .aiq_with(&server, "openai")
-        .arg(&db)
-        .args(["-q", QUESTION, "-f", "csv"])
-        .output()
-        .unwrap();
-    let err = stderr_of(&out);
+    let (out, err) = ask(&sb, &server, &db);
     assert_eq!(out.status.code(), Some(0), "{err}");
     assert_eq!(stdout_of(&out), PER_COUNTRY_CSV);
     let chats = server.chats();
@@ -295,13 +302,7 @@ fn an_error_only_stream_is_reported_in_the_servers_words() {
             None,
         ),
     ]);
-    let out = sb
-        .aiq_with(&server, "openai")
-        .arg(&db)
-        .args(["-q", QUESTION, "-f", "csv"])
-        .output()
-        .unwrap();
-    let err = stderr_of(&out);
+    let (out, err) = ask(&sb, &server, &db);
     assert_eq!(out.status.code(), Some(4), "{err}");
     assert!(
         err.contains("openai: the model crashed; asking again without streaming"),

@@ -115,15 +115,7 @@ impl Wire for Ollama {
             "options": options,
         });
         if !request.tools.is_empty() {
-            body["tools"] = request
-                .tools
-                .iter()
-                .map(|t| {
-                    json!({"type": "function", "function": {
-                        "name": t.name, "description": t.description, "parameters": t.parameters,
-                    }})
-                })
-                .collect();
+            body["tools"] = super::openai::function_tools(request.tools);
         }
         body
     }

@@ -8,7 +8,7 @@ use reqwest::header::{HeaderMap, HeaderValue, AUTHORIZATION};
 use serde_json::{json, Value};
 
 use super::http::{error_text, malformed, Plan, StreamState, Wire};
-use super::{ChatRequest, LlmError, Message, Role, StreamEvent, ToolCall, Usage};
+use super::{ChatRequest, LlmError, Message, Role, StreamEvent, ToolCall, ToolDef, Usage};
 
 pub(crate) struct OpenAi {
     pub provider: &'static str,
@@ -34,6 +34,19 @@ fn message(m: &Message) -> Value {
         }),
         role => json!({"role": role.as_str(), "content": m.content}),
     }
+}
+
+/// Tool definitions as `{"type": "function", "function": …}` (OpenAI's
+/// form, which Ollama's native API shares).
+pub(crate) fn function_tools(tools: &[ToolDef]) -> Value {
+    tools
+        .iter()
+        .map(|t| {
+            json!({"type": "function", "function": {
+                "name": t.name, "description": t.description, "parameters": t.parameters,
+            }})
+        })
+        .collect()
 }
 
 fn usage(v: &Value) -> Option<Usage> {
@@ -81,15 +94,7 @@ impl Wire for OpenAi {
             body["stream_options"] = json!({"include_usage": true});
         }
         if !request.tools.is_empty() {
-            body["tools"] = request
-                .tools
-                .iter()
-                .map(|t| {
-                    json!({"type": "function", "function": {
-                        "name": t.name, "description": t.description, "parameters": t.parameters,
-                    }})
-                })
-                .collect();
+            body["tools"] = function_tools(request.tools);
         }
         body
     }

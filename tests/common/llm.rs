@@ -331,14 +331,18 @@ fn sse(events: Vec<String>, crlf: bool) -> Response {
     if crlf {
         text = text.replace('\n', "\r\n");
     }
-    let bytes = text.into_bytes();
+    in_pieces(text.into_bytes(), "text/event-stream")
+}
+
+/// A 200 reply whose body arrives in 7-byte pieces.
+fn in_pieces(bytes: Vec<u8>, content_type: &str) -> Response {
     let pieces: Vec<Result<Bytes, Infallible>> = bytes
         .chunks(7)
         .map(|c| Ok(Bytes::copy_from_slice(c)))
         .collect();
     Response::builder()
         .status(200)
-        .header("content-type", "text/event-stream")
+        .header("content-type", content_type)
         .body(Body::from_stream(futures_util::stream::iter(pieces)))
         .unwrap()
 }
@@ -505,14 +509,8 @@ fn ollama_reply(reply: &Reply, stream: bool) -> Response {
             .push(json!({"model": "llama-test", "message": message, "done": false}).to_string()),
     }
     lines.push(last.to_string());
-    let bytes = (lines.join("\n") + "\n").into_bytes();
-    let pieces: Vec<Result<Bytes, Infallible>> = bytes
-        .chunks(7)
-        .map(|c| Ok(Bytes::copy_from_slice(c)))
-        .collect();
-    Response::builder()
-        .status(200)
-        .header("content-type", "application/x-ndjson")
-        .body(Body::from_stream(futures_util::stream::iter(pieces)))
-        .unwrap()
+    in_pieces(
+        (lines.join("\n") + "\n").into_bytes(),
+        "application/x-ndjson",
+    )
 }

@@ -115,15 +115,23 @@ fn window_text(n: usize) -> String {
 }
 
 #[test]
-fn llama_cpp_and_vllm_say_their_window() {
-    // llama.cpp: /props; vLLM: max_model_len in the model list.
-    for (props, listed, window) in [
+fn llama_cpp_vllm_and_ollama_behind_openai_say_their_window() {
+    // llama.cpp: /props; vLLM: max_model_len in the model list; Ollama
+    // behind its OpenAI endpoint: its default window.
+    for (props, listed, show, window) in [
         (
             Some(json!({"default_generation_settings": {"n_ctx": 4096}})),
             None,
+            None,
             4096,
         ),
-        (None, Some(json!({"max_model_len": 8192})), 8192),
+        (None, Some(json!({"max_model_len": 8192})), None, 8192),
+        (
+            None,
+            None,
+            Some(json!({"model_info": {"llama.context_length": 131072}})),
+            4096,
+        ),
     ] {
         let sb = Sandbox::new();
         let db = wide(&sb);
@@ -133,6 +141,9 @@ fn llama_cpp_and_vllm_say_their_window() {
         }
         if let Some(l) = listed {
             server.set_listed(l);
+        }
+        if let Some(s) = show {
+            server.set_show(s);
         }
         sb.aiq_with(&server, "openai")
             .arg(&db)
@@ -153,7 +164,7 @@ fn llama_cpp_and_vllm_say_their_window() {
         let line = text.lines().find(|l| l.contains(" model ")).unwrap_or("");
         assert!(
             line.contains(&format!(
-                "context window {} tokens (from the server's",
+                "context window {} tokens (from ",
                 window_text(window)
             )),
             "{text}"

@@ -1,6 +1,7 @@
 //! Asking a server for its model's context window, where it can say:
 //! Ollama's `POST /api/show` (the model's `num_ctx` parameter, else its
-//! trained context length, capped), llama.cpp's `GET /props` (`n_ctx`),
+//! trained context length, capped; through Ollama's OpenAI endpoint,
+//! Ollama's default window), llama.cpp's `GET /props` (`n_ctx`),
 //! and `GET /v1/models` fields some servers add (vLLM `max_model_len`,
 //! OpenRouter/LM Studio `context_length`, Groq `context_window`), plus LM
 //! Studio's `GET /api/v0/models/{model}` (`loaded_context_length`). Each
@@ -84,22 +85,36 @@ fn server(tokens: usize, what: &str) -> Window {
 /// [`OLLAMA_DEFAULT`]. aiq sends this as `options.num_ctx`, so it is the
 /// window Ollama runs with.
 async fn ollama(client: &reqwest::Client, host: &str, model: &str) -> Window {
-    let url = format!("{host}/api/show");
-    let shown: Option<Value> = async {
-        let response = client
-            .post(&url)
-            .json(&json!({"model": model, "name": model}))
-            .timeout(ASK_TIMEOUT)
-            .send()
-            .await
-            .ok()?;
-        response.error_for_status().ok()?.json().await.ok()
+    match show(client, host, model).await {
+        Some(shown) => ollama_window(&shown),
+        None => server(OLLAMA_DEFAULT, "Ollama's default"),
     }
-    .await;
-    let Some(shown) = shown else {
-        return server(OLLAMA_DEFAULT, "Ollama's default");
-    };
-    ollama_window(&shown)
+}
+
+/// Ollama's `POST /api/show` for the model, if the server is Ollama.
+async fn show(client: &reqwest::Client, host: &str, model: &str) -> Option<Value> {
+    let response = client
+        .post(format!("{host}/api/show"))
+        .json(&json!({"model": model, "name": model}))
+        .timeout(ASK_TIMEOUT)
+        .send()
+        .await
+        .ok()?;
+    response.error_for_status().ok()?.json().await.ok()
+}
+
+/// Ollama behind its OpenAI-compatible endpoint, which cannot set
+/// `num_ctx`: the model's own `num_ctx`, else Ollama's default window
+/// (or the trained length when smaller), so a prompt is never cut.
+pub(crate) fn ollama_openai_window(shown: &Value) -> Window {
+    let w = ollama_window(shown);
+    if w.source == WindowSource::Server("the model's num_ctx in Ollama".into()) {
+        return w;
+    }
+    server(
+        w.tokens.min(OLLAMA_DEFAULT),
+        "Ollama's default through its OpenAI endpoint; --provider ollama lets aiq set it",
+    )
 }
 
 /// The window an `/api/show` answer implies (see [`ollama`]).
@@ -130,7 +145,9 @@ pub(crate) fn ollama_window(shown: &Value) -> Window {
     }
 }
 
-/// llama.cpp's `/props`, then the model list, then LM Studio's own API.
+/// llama.cpp's `/props`, then Ollama's `/api/show` (Ollama serves an
+/// OpenAI-compatible endpoint too), then the model list, then LM Studio's
+/// own API.
 async fn openai_compatible(client: &reqwest::Client, base: &str, model: &str) -> Option<Window> {
     let root = base.trim_end_matches("/v1");
     if let Some(props) = get(client, &format!("{root}/props")).await {
@@ -139,6 +156,9 @@ async fn openai_compatible(client: &reqwest::Client, base: &str, model: &str) ->
         if let Some(n) = n {
             return Some(server(n, "the server's /props (llama.cpp)"));
         }
+    }
+    if let Some(shown) = show(client, root, model).await {
+        return Some(ollama_openai_window(&shown));
     }
     if let Some(list) = get(client, &format!("{base}/models")).await {
         if let Some(n) = listed_window(&list, model) {
@@ -187,6 +207,11 @@ mod tests {
         let w = ollama_window(&json!({"model_info": {"qwen2.context_length": 2048}}));
         assert_eq!(w.tokens, 2048);
         assert_eq!(ollama_window(&json!({})).tokens, OLLAMA_DEFAULT);
+        // Through the OpenAI endpoint aiq cannot set num_ctx: Ollama's own.
+        let trained = json!({"model_info": {"llama.context_length": 131072}});
+        assert_eq!(ollama_openai_window(&trained).tokens, OLLAMA_DEFAULT);
+        let set = json!({"parameters": "num_ctx 16384"});
+        assert_eq!(ollama_openai_window(&set).tokens, 16384);
     }
 
     #[test]

@@ -18,9 +18,18 @@
 #      same table, same run (goal: aiq <= 1.5x psql's wall time), when a
 #      PostgreSQL server is installed (Debian: postgresql); the script starts
 #      its own on 127.0.0.1 with a temp data dir and stops it afterwards;
-#   7. `aiq demo` from an empty $AIQ_HOME to the example tables (goal: < 1 s);
 #   6. `aiq schema` on a 2,000-table PostgreSQL database, same server: cold
-#      (`--refresh`, goal: < 300 ms) and warm (goal: < 20 ms).
+#      (`--refresh`, goal: < 300 ms) and warm (goal: < 20 ms);
+#   7. `aiq demo` from an empty $AIQ_HOME to the example tables (goal: < 1 s);
+#   8. the Lua sandbox: 100,000 rows into a program (`--lua`) against the
+#      same rows to CSV (`-e`), whole processes (goal: < 2×), and, when
+#      built next to the binary (cargo build --release --example bench_lua),
+#      the in-process figures: sandbox start to first statement (goal:
+#      < 5 ms) and the `aiq.query` call itself;
+#   9. a 1,000,000-row line chart to PNG and to SVG, whole process
+#      (`aiq FILE -e … --chart line --chart-out F.png`; goal: < 1 s, memory
+#      bounded), and in process (examples/bench_chart.rs) when that example is
+#      built next to the binary (cargo build --release --example bench_chart).
 set -euo pipefail
 
 root="$(cd "$(dirname "$0")/.." && pwd)"
@@ -161,11 +170,35 @@ SQL
   pg_schema_line="cold ${t_pg_schema} ms, warm ${t_pg_schema_warm} ms ($("$aiq" schema "postgres://postgres@127.0.0.1:$pgport/wide" | grep -c '^table ') tables)"
 fi
 
+echo "8. Lua: 100,000 rows into a program vs to CSV" >&2
+mkdir -p "$AIQ_HOME"
+echo 'local rows = aiq.query("SELECT * FROM events LIMIT 100000") assert(#rows == 100000)' > "$work/rows.lua"
+hyperfine --warmup 1 --runs 10 --export-json "$work/lua.json" \
+  -n "aiq -e, CSV" "'$aiq' '$work/rows.db' -e 'SELECT * FROM events LIMIT 100000' -f csv > /dev/null" \
+  -n "aiq --lua" "'$aiq' '$work/rows.db' --lua '$work/rows.lua'" >&2
+read -r t_lua_csv t_lua <<<"$(result "$work/lua.json")"
+lua_ratio=$(python3 -c "print(f'{$t_lua/$t_lua_csv:.2f}')")
+lua_inproc="not run (cargo build --release --example bench_lua)"
+bench_lua="$(dirname "$aiq")/examples/bench_lua"
+[ -x "$bench_lua" ] && lua_inproc="$("$bench_lua" | tr '\n' ' ')"
 echo "7. aiq demo from an empty home" >&2
 hyperfine -N --warmup 1 --runs 10 --export-json "$work/demo.json" \
   --prepare "rm -rf '$work/demohome'" \
   -n "aiq demo" "env AIQ_HOME='$work/demohome' OLLAMA_HOST=127.0.0.1:9 AIQ_PROVIDER= AIQ_BASE_URL= AIQ_API_KEY= AIQ_MODEL= '$aiq' demo" >&2
 read -r t_demo <<<"$(result "$work/demo.json")"
+
+echo "9. a 1,000,000-row line chart to PNG and SVG" >&2
+chart_sql='SELECT created_at, amount FROM events'
+hyperfine -N --warmup 1 --runs 5 --export-json "$work/chart.json" \
+  -n "aiq --chart-out PNG" "'$aiq' '$work/rows.db' -e '$chart_sql' --chart line --chart-out '$work/chart.png'" \
+  -n "aiq --chart-out SVG" "'$aiq' '$work/rows.db' -e '$chart_sql' --chart line --chart-out '$work/chart.svg'" >&2
+read -r t_png t_svg <<<"$(result "$work/chart.json")"
+rss_chart=$( { /usr/bin/time -f '%M' "$aiq" "$work/rows.db" -e "$chart_sql" --chart line --chart-out "$work/chart.png" > /dev/null; } 2>&1 | tail -1)
+chart_line="not run (cargo build --release --example bench_chart)"
+bench_chart="$(dirname "$aiq")/examples/bench_chart"
+if [ -x "$bench_chart" ]; then
+  chart_line="$("$bench_chart" | tr '\n' ' ')"
+fi
 
 ratio=$(python3 -c "print(f'{$t_aiq/$t_sqlite:.2f}')")
 cat <<EOF
@@ -180,4 +213,8 @@ cat <<EOF
 | 1M rows from PostgreSQL to CSV (medians) | ${pg_line} | ≤ 1.5× psql |
 | \`aiq schema\`, 2,000 PostgreSQL tables (medians) | ${pg_schema_line} | < 300 ms cold, < 20 ms warm |
 | \`aiq demo\` from an empty home to the example tables (median) | ${t_demo} ms | < 1 s |
+| 1M-row line chart, whole process (SQLite reads the rows; median) | PNG ${t_png} ms, SVG ${t_svg} ms, peak RSS $((rss_chart / 1024)) MB | < 1 s, bounded |
+| 1M-row line chart in process (examples/bench_chart.rs) | ${chart_line} | < 1 s |
+| 100,000 rows × 6 columns into a Lua program (\`--lua\`) vs to CSV (\`-e\`), whole processes (medians) | ${t_lua} ms vs ${t_lua_csv} ms (${lua_ratio}×) | < 2× |
+| Lua sandbox, in-process (examples/bench_lua.rs) | ${lua_inproc} | start < 5 ms; < 2× |
 EOF

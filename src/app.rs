@@ -9,7 +9,7 @@ use crate::commands;
 use crate::config::Config;
 use crate::context::Context;
 use crate::error::AiqError;
-use crate::frontend::{direct, oneshot, repl, tui};
+use crate::frontend::{charts, direct, oneshot, repl, script, tui};
 
 /// Runs aiq with the process arguments and environment; returns the exit code.
 pub fn main() -> i32 {
@@ -46,15 +46,22 @@ pub fn run(cli: Cli, env: &dyn Fn(&str) -> Option<String>) -> Result<(), AiqErro
         env,
     };
     match cli.command {
-        Some(_) if cli.source.is_some() || cli.run.execute.is_some() => Err(AiqError::Usage(
+        Some(_) if cli.source.is_some() || cli.run.execute.is_some() || cli.run.lua.is_some() => Err(AiqError::Usage(
             "a subcommand takes its own arguments: write `aiq schema SOURCE`, not `aiq SOURCE schema` (see `aiq --help`)".into(),
         )),
         Some(command) => commands::dispatch(&ctx, command),
         None if cli.run.execute.is_some() => direct::run(&ctx, cli.source.as_deref(), &cli.run),
-        None if cli.tui => tui::run(&ctx, cli.source.as_deref(), &cli.run, &cli.ask),
+        None if cli.run.lua.is_some() => script::run(&ctx, cli.source.as_deref(), &cli.run),
+        None if cli.tui => {
+            charts::check(&cli.run, false)?;
+            tui::run(&ctx, cli.source.as_deref(), &cli.run, &cli.ask)
+        }
         None => match oneshot::question(&cli.ask)? {
             Some(q) => oneshot::run(&ctx, cli.source.as_deref(), &cli.run, &cli.ask, &q),
-            None => repl::run(&ctx, cli.source.as_deref(), &cli.run, &cli.ask),
+            None => {
+                charts::check(&cli.run, false)?;
+                repl::run(&ctx, cli.source.as_deref(), &cli.run, &cli.ask)
+            }
         },
     }
 }

@@ -3,6 +3,8 @@
 
 use clap::{Args, Parser, Subcommand};
 
+use crate::agent::Mode;
+use crate::chart::{ImageFormat, Kind};
 use crate::render::Format;
 
 const EXAMPLES: &str = "\
@@ -18,7 +20,11 @@ Examples:
   aiq ./exports/ -e \"SELECT * FROM sales\" -f csv > sales.csv     # a folder of CSV/Parquet files
   aiq sources add shop ./shop.db && aiq shop -e \"SELECT 1\"
   aiq schema shop                                                  # what aiq sees in a source
+  aiq mcp shop.db                                                  # serve it to MCP clients (assistants, agents)
   aiq shop.db --allow-write --yes -e \"DELETE FROM carts WHERE stale\"
+  aiq shop.db --lua report.lua -f csv                              # run a Lua script (no model)
+  aiq shop.db --mode lua -q \"compare each country's revenue with last year\"
+  aiq logs --since 1d                                              # the Lua runs of the last day
 
 SOURCE is a .db/.sqlite/.sqlite3 (SQLite) or .duckdb/.ddb (DuckDB) file, a
 .csv/.tsv/.parquet/.json/.jsonl/.ndjson file or a folder of them, a
@@ -46,7 +52,7 @@ pub struct Cli {
     pub source: Option<String>,
 
     /// Full-screen view: conversation, result grid and log at once
-    #[arg(long, conflicts_with_all = ["question", "execute"])]
+    #[arg(long, conflicts_with_all = ["question", "execute", "lua"])]
     pub tui: bool,
 
     #[command(flatten)]
@@ -86,6 +92,23 @@ pub struct RunArgs {
     /// Answer yes to confirmations
     #[arg(short = 'y', long)]
     pub yes: bool,
+
+    /// Draw the result as a chart on stdout instead of the table: bar, line, scatter or hist [default: chosen from the columns]
+    #[arg(long, value_name = "KIND", num_args = 0..=1, value_parser = parse_chart_kind)]
+    pub chart: Option<Option<Kind>>,
+
+    /// Also write the chart as an image: FILE.svg or FILE.png
+    #[arg(long, value_name = "FILE", value_parser = parse_chart_out)]
+    pub chart_out: Option<std::path::PathBuf>,
+
+    /// Run a Lua script in the sandbox against SOURCE (no model); `-` reads it from stdin
+    #[arg(
+        long,
+        value_name = "FILE",
+        conflicts_with = "execute",
+        allow_hyphen_values = true
+    )]
+    pub lua: Option<String>,
 }
 
 /// Flags for asking questions.
@@ -96,10 +119,14 @@ pub struct AskArgs {
         short = 'q',
         long,
         value_name = "TEXT",
-        conflicts_with = "execute",
+        conflicts_with_all = ["execute", "lua"],
         allow_hyphen_values = true
     )]
     pub question: Option<String>,
+
+    /// What the model writes: sql (one statement) or lua (a program run in the sandbox)
+    #[arg(long, value_name = "MODE", value_parser = parse_mode)]
+    pub mode: Option<Mode>,
 
     /// Restore a saved session (chat), or answer one follow-up inside it (with -q)
     #[arg(short = 's', long, value_name = "FILE")]
@@ -204,6 +231,15 @@ pub enum Command {
         #[command(flatten)]
         model: ModelArgs,
     },
+    /// Show the audit log of Lua runs and MCP tool calls ($AIQ_HOME/logs)
+    Logs {
+        /// Only runs since then: a date (2026-01-26), a time (RFC 3339) or an age (90m, 12h, 7d)
+        #[arg(long, value_name = "WHEN")]
+        since: Option<String>,
+        /// Print the log lines as they are stored (JSON, one per run), e.g. for jq
+        #[arg(long)]
+        json: bool,
+    },
     /// Write the demo shop, save it as the source `demo` and open a chat on
     /// it (or, without a model, show example results and how to connect one)
     Demo {
@@ -215,11 +251,33 @@ pub enum Command {
         #[command(flatten)]
         ask: AskArgs,
     },
+    /// Serve sources to Model Context Protocol clients (desktop assistants,
+    /// coding agents) over stdio, or streamable HTTP with --http
+    Mcp(McpArgs),
     /// Print a shell completion script
     Completions {
         /// bash, zsh, fish, powershell or elvish
         shell: clap_complete::Shell,
     },
+}
+
+/// `aiq mcp [SOURCE…]`.
+#[derive(Debug, Clone, Default, Args)]
+pub struct McpArgs {
+    /// Sources to serve: files, folders, URLs or saved names (default: every saved source)
+    #[arg(value_name = "SOURCE")]
+    pub sources: Vec<String>,
+
+    /// Serve streamable HTTP on ADDR (PORT or HOST:PORT; the host is 127.0.0.1 unless given) instead of stdio
+    #[arg(long, value_name = "ADDR")]
+    pub http: Option<String>,
+
+    /// Allow statements that change data; each still needs the client's confirmation
+    #[arg(long)]
+    pub allow_write: bool,
+
+    #[command(flatten)]
+    pub model: ModelArgs,
 }
 
 #[derive(Debug, Subcommand)]
@@ -271,6 +329,21 @@ pub enum ConfigCommand {
 }
 
 fn parse_format(s: &str) -> Result<Format, String> {
+    s.parse()
+}
+
+fn parse_chart_kind(s: &str) -> Result<Kind, String> {
+    s.parse::<Kind>()
+        .map_err(|e| format!("{e}; put SOURCE before --chart"))
+}
+
+fn parse_chart_out(s: &str) -> Result<std::path::PathBuf, String> {
+    let path = std::path::PathBuf::from(s);
+    ImageFormat::of(&path)?;
+    Ok(path)
+}
+
+fn parse_mode(s: &str) -> Result<Mode, String> {
     s.parse()
 }
 
@@ -336,14 +409,50 @@ mod tests {
             cli.command,
             Some(Command::Sources(SourcesCommand::Add { .. }))
         ));
+        let cli = Cli::try_parse_from(["aiq", "mcp", "a.db", "b.csv", "--http", "8808"]).unwrap();
+        match cli.command {
+            Some(Command::Mcp(args)) => {
+                assert_eq!(args.sources, ["a.db", "b.csv"]);
+                assert_eq!(args.http.as_deref(), Some("8808"));
+                assert!(!args.allow_write);
+            }
+            other => panic!("{other:?}"),
+        }
         let e = Cli::try_parse_from(["aiq", "x.db", "-f", "xml"]).unwrap_err();
         assert_eq!(e.exit_code(), 2);
+        let cli = Cli::try_parse_from(["aiq", "x.db", "--lua", "-", "--mode", "lua"]).unwrap();
+        assert_eq!(cli.run.lua.as_deref(), Some("-"));
+        assert_eq!(cli.ask.mode, Some(Mode::Lua));
+        let e = Cli::try_parse_from(["aiq", "x.db", "--mode", "python"]).unwrap_err();
+        assert!(e.to_string().contains("choose sql or lua"), "{e}");
+        assert!(Cli::try_parse_from(["aiq", "x.db", "--lua", "a.lua", "-q", "x"]).is_err());
+        assert!(Cli::try_parse_from(["aiq", "x.db", "--lua", "a.lua", "-e", "x"]).is_err());
         let e = Cli::try_parse_from(["aiq", "x.db", "--tui", "-q", "why?"]).unwrap_err();
         assert_eq!(e.exit_code(), 2);
         assert!(
             Cli::try_parse_from(["aiq", "-s", "s.json", "--tui"])
                 .unwrap()
                 .tui
+        );
+    }
+
+    #[test]
+    fn chart_flags() {
+        let cli = Cli::try_parse_from(["aiq", "x.db", "-q", "q", "--chart"]).unwrap();
+        assert_eq!(cli.run.chart, Some(None));
+        let cli = Cli::try_parse_from(["aiq", "x.db", "--chart", "histogram", "-e", "S"]).unwrap();
+        assert_eq!(cli.run.chart, Some(Some(Kind::Hist)));
+        let cli = Cli::try_parse_from(["aiq", "x.db", "-e", "S", "--chart-out", "a.PNG"]).unwrap();
+        assert_eq!(cli.run.chart, None);
+        assert_eq!(cli.run.chart_out, Some("a.PNG".into()));
+        let e = Cli::try_parse_from(["aiq", "--chart", "x.db", "-q", "q"]).unwrap_err();
+        assert_eq!(e.exit_code(), 2);
+        assert!(e.to_string().contains("unknown chart kind 'x.db' (choose bar, line, scatter or hist); put SOURCE before --chart"), "{e}");
+        let e = Cli::try_parse_from(["aiq", "x.db", "--chart-out", "a.jpg"]).unwrap_err();
+        assert!(
+            e.to_string()
+                .contains("give a file name ending in .svg or .png"),
+            "{e}"
         );
     }
 }

@@ -21,6 +21,8 @@ pub struct Config {
     pub llm: LlmConfig,
     pub chat: ChatConfig,
     pub query: QueryConfig,
+    pub lua: LuaConfig,
+    pub mcp: McpConfig,
     pub sources: SavedSources,
     /// Things worth telling the user (for example loose file permissions).
     pub warnings: Vec<String>,
@@ -88,6 +90,63 @@ impl Default for QueryConfig {
     }
 }
 
+/// `[lua]`: the Lua sandbox's limits (SPEC §8). Each one ends a run with an
+/// error that names it; the process and the chat go on.
+#[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct LuaConfig {
+    /// Wall-clock time of one run, statements included.
+    pub timeout_secs: u64,
+    /// Memory the Lua state may hold.
+    pub memory_mb: u64,
+    /// What `print`/`aiq.print` may write in one run.
+    pub max_output_kb: u64,
+    /// Rows one `aiq.query` may return to the program.
+    pub max_rows: u64,
+    /// Rows all `aiq.query` calls of one run may return together.
+    pub max_total_rows: u64,
+    /// Lua VM instructions one run may execute.
+    pub max_instructions: u64,
+}
+
+impl Default for LuaConfig {
+    fn default() -> Self {
+        LuaConfig {
+            timeout_secs: 10,
+            memory_mb: 64,
+            max_output_kb: 1024,
+            max_rows: 100_000,
+            max_total_rows: 1_000_000,
+            max_instructions: 1_000_000_000,
+        }
+    }
+}
+
+/// `[mcp]`: limits of the MCP server (`aiq mcp`, SPEC §12).
+#[derive(Debug, Clone, PartialEq, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct McpConfig {
+    /// A tool call running longer is stopped, its statement too.
+    pub timeout_secs: u64,
+    /// Rows one result returns at most (a call's `max_rows` may ask for fewer).
+    pub max_rows: usize,
+    /// Bytes of result rows (as JSON) one result returns at most.
+    pub max_bytes: usize,
+    /// Tool calls running at once; more are refused as busy.
+    pub max_concurrent: usize,
+}
+
+impl Default for McpConfig {
+    fn default() -> Self {
+        McpConfig {
+            timeout_secs: 120,
+            max_rows: 500,
+            max_bytes: 256 * 1024,
+            max_concurrent: 4,
+        }
+    }
+}
+
 pub use crate::source::{SavedSource, SavedSources};
 
 #[derive(Debug, Default, Deserialize)]
@@ -99,6 +158,10 @@ struct FileConfig {
     chat: ChatConfig,
     #[serde(default)]
     query: QueryConfig,
+    #[serde(default)]
+    lua: LuaConfig,
+    #[serde(default)]
+    mcp: McpConfig,
     #[serde(default)]
     sources: toml::Table,
 }
@@ -144,6 +207,8 @@ impl Config {
             llm,
             chat: file.chat,
             query: file.query,
+            lua: file.lua,
+            mcp: file.mcp,
             sources,
             warnings,
         })
@@ -179,6 +244,25 @@ impl Config {
         let mut query = toml_edit::Table::new();
         query["timeout_secs"] = toml_edit::value(self.query.timeout_secs as i64);
         doc["query"] = toml_edit::Item::Table(query);
+        let mut lua = toml_edit::Table::new();
+        for (key, value) in [
+            ("timeout_secs", self.lua.timeout_secs),
+            ("memory_mb", self.lua.memory_mb),
+            ("max_output_kb", self.lua.max_output_kb),
+            ("max_rows", self.lua.max_rows),
+            ("max_total_rows", self.lua.max_total_rows),
+            ("max_instructions", self.lua.max_instructions),
+        ] {
+            lua[key] = toml_edit::value(i64::try_from(value).unwrap_or(i64::MAX));
+        }
+        doc["lua"] = toml_edit::Item::Table(lua);
+
+        let mut mcp = toml_edit::Table::new();
+        mcp["timeout_secs"] = toml_edit::value(self.mcp.timeout_secs as i64);
+        mcp["max_rows"] = toml_edit::value(self.mcp.max_rows as i64);
+        mcp["max_bytes"] = toml_edit::value(self.mcp.max_bytes as i64);
+        mcp["max_concurrent"] = toml_edit::value(self.mcp.max_concurrent as i64);
+        doc["mcp"] = toml_edit::Item::Table(mcp);
         let mut sources = toml_edit::Table::new();
         if let Some(d) = &self.sources.default {
             sources["default"] = toml_edit::value(d.as_str());
@@ -326,6 +410,19 @@ pub const TEMPLATE: &str = r#"# aiq configuration. Every key is optional; the va
 [query]
 # timeout_secs = 30              # statements running longer are stopped
 
+[lua]                            # the Lua sandbox (--lua FILE, --mode lua, /mode lua)
+# timeout_secs = 10              # wall clock of one run, statements included
+# memory_mb = 64                 # memory the Lua state may hold
+# max_output_kb = 1024           # what print/aiq.print may write in one run
+# max_rows = 100000              # rows one aiq.query may return to the program
+# max_total_rows = 1000000       # rows all aiq.query calls of one run may return
+# max_instructions = 1000000000  # Lua VM instructions one run may execute
+[mcp]                            # `aiq mcp`, the MCP server
+# timeout_secs = 120             # a tool call running longer is stopped, its statement too
+# max_rows = 500                 # rows one result returns at most
+# max_bytes = 262144             # bytes of result rows (as JSON) one result returns at most
+# max_concurrent = 4             # tool calls running at once; more are refused as busy
+
 # Saved sources: `aiq sources add NAME PATH_OR_URL` writes them below, e.g.
 #   [sources.shop]
 #   url = "sqlite:///home/me/data/shop.db"
@@ -388,6 +485,12 @@ mod tests {
         assert_eq!(c.chat.max_rows, 100);
         assert_eq!(c.query.timeout_secs, 30);
         assert_eq!(c.llm.timeout_secs, 120);
+        assert_eq!(c.lua, LuaConfig::default());
+        assert_eq!(c.lua.timeout_secs, 10);
+        assert_eq!(c.lua.memory_mb, 64);
+        assert_eq!(c.lua.max_output_kb, 1024);
+        assert_eq!(c.lua.max_rows, 100_000);
+        assert_eq!(c.mcp, McpConfig::default());
         assert!(c.sources.is_empty());
     }
 
@@ -396,7 +499,7 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         fs::write(
             dir.path().join("config.toml"),
-            "[llm]\nprovider = \"anthropic\"\nmodel = \"m1\"\n[chat]\nmax_rows = 7\n[sources]\ndefault = \"shop\"\n[sources.shop]\nurl = \"sqlite:///x.db\"\n",
+            "[llm]\nprovider = \"anthropic\"\nmodel = \"m1\"\n[chat]\nmax_rows = 7\n[lua]\ntimeout_secs = 3\nmax_rows = 50\n[sources]\ndefault = \"shop\"\n[sources.shop]\nurl = \"sqlite:///x.db\"\n",
         )
         .unwrap();
         let c = Config::load(&env_with(
@@ -408,6 +511,9 @@ mod tests {
         assert_eq!(c.llm.model.as_deref(), Some("m2"));
         assert_eq!(c.llm.api_key.as_deref(), Some("k"));
         assert_eq!(c.chat.max_rows, 7);
+        assert_eq!((c.lua.timeout_secs, c.lua.max_rows), (3, 50));
+        assert_eq!(c.lua.memory_mb, 64, "unset keys keep their defaults");
+        assert!(c.to_masked_toml().contains("[lua]\ntimeout_secs = 3\n"));
         assert_eq!(c.sources.default.as_deref(), Some("shop"));
         assert_eq!(c.sources.get("shop").unwrap().url, "sqlite:///x.db");
         assert!(!c.to_masked_toml().contains("= \"k\""));
@@ -437,12 +543,41 @@ mod tests {
                 "pasword_env",
             ),
             ("[sources]\nshop = \"x.db\"\n", "sources.shop"),
+            ("[lua]\nmemory = 3\n", "memory"),
         ] {
             fs::write(dir.path().join("config.toml"), text).unwrap();
             let e = Config::load(&env_with(dir.path(), &[])).unwrap_err();
             assert!(e.to_string().contains(key), "{text}: {e}");
             assert_eq!(e.exit_code(), 2);
         }
+    }
+
+    #[test]
+    fn mcp_limits_come_from_the_file() {
+        let dir = tempfile::tempdir().unwrap();
+        fs::write(
+            dir.path().join("config.toml"),
+            "[mcp]\ntimeout_secs = 5\nmax_rows = 10\nmax_bytes = 2048\nmax_concurrent = 2\n",
+        )
+        .unwrap();
+        let c = Config::load(&env_with(dir.path(), &[])).unwrap();
+        assert_eq!(
+            c.mcp,
+            McpConfig {
+                timeout_secs: 5,
+                max_rows: 10,
+                max_bytes: 2048,
+                max_concurrent: 2
+            }
+        );
+        assert!(c
+            .to_masked_toml()
+            .contains("[mcp]\ntimeout_secs = 5\nmax_rows = 10\n"));
+        fs::write(dir.path().join("config.toml"), "[mcp]\nmax_row = 1\n").unwrap();
+        let e = Config::load(&env_with(dir.path(), &[])).unwrap_err();
+        assert!(e.to_string().contains("max_row"), "{e}");
+        let template: toml::Table = toml::from_str(TEMPLATE).unwrap();
+        assert!(template.contains_key("mcp"));
     }
 
     #[test]

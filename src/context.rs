@@ -42,6 +42,20 @@ impl Context<'_> {
         self.color_allowed() && io::stderr().is_terminal()
     }
 
+    /// Charts in ASCII: the locale says the terminal is not UTF-8 (LC_ALL,
+    /// LC_CTYPE or LANG, the first that is set, without UTF-8), or it is the
+    /// Linux console (no braille glyphs).
+    pub fn ascii_charts(&self) -> bool {
+        let locale = ["LC_ALL", "LC_CTYPE", "LANG"]
+            .iter()
+            .find_map(|k| (self.env)(k).filter(|v| !v.is_empty()));
+        let not_utf8 = locale.is_some_and(|l| {
+            let l = l.to_ascii_lowercase();
+            !(l.contains("utf-8") || l.contains("utf8"))
+        });
+        not_utf8 || (self.env)("TERM").as_deref() == Some("linux")
+    }
+
     fn color_allowed(&self) -> bool {
         !self.global.no_color && (self.env)("NO_COLOR").map(|v| v.is_empty()).unwrap_or(true)
     }
@@ -100,7 +114,7 @@ impl Context<'_> {
             },
         );
         let (format, _) = output_setup(self, run);
-        Conversation::new(
+        let mut conversation = Conversation::new(
             thread,
             opened.label,
             opened.session_name,
@@ -111,7 +125,12 @@ impl Context<'_> {
                 stale_after_hours: self.config.chat.stale_after_hours,
                 opener: self.opener(run.allow_write),
             },
-        )
+        );
+        conversation.set_lua_limits(self.config.lua.clone());
+        if let Some(mode) = ask.mode {
+            conversation.set_mode(mode);
+        }
+        conversation
     }
 }
 

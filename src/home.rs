@@ -6,13 +6,16 @@
 //!   config.toml                   0600, `aiq config init`, `aiq sources add`
 //!   session_YYYYMMDDHHMMSS.json   0600, one per conversation (SPEC §7)
 //!   input_history                 the chat's line-editor history
+//!   logs/                         0700, the audit log (SPEC §8)
+//!     YYYY-MM-DD.jsonl            0600, one JSON line per Lua run or MCP call (UTC date)
 //!   cache/catalog-KEY.bin         0600, schemas as last read (see schema::cache)
 //!   cache/windows.json            0600, models' context windows learned from errors
 //! ```
 //!
 //! Every file aiq writes here goes through [`write_atomic`]: a temporary
 //! file in the same folder, fsync, rename — so a crash or a full disk never
-//! leaves half a file, and the old file stays as it was.
+//! leaves half a file, and the old file stays as it was. The audit log is
+//! the one exception: it only grows, one whole line per [`append_line`].
 
 use std::fs;
 use std::io::Write;
@@ -42,6 +45,55 @@ pub fn input_history(home: &Path) -> PathBuf {
 /// The file of a session created at `created` (UTC).
 pub fn session_file(home: &Path, created: &DateTime<Utc>) -> PathBuf {
     home.join(format!("session_{}.json", created.format("%Y%m%d%H%M%S")))
+}
+
+/// The audit log's folder, `logs/`.
+pub fn logs_dir(home: &Path) -> PathBuf {
+    home.join("logs")
+}
+
+/// The audit log of one UTC day: `logs/YYYY-MM-DD.jsonl`.
+pub fn log_file(home: &Path, day: chrono::NaiveDate) -> PathBuf {
+    logs_dir(home).join(format!("{}.jsonl", day.format("%Y-%m-%d")))
+}
+
+/// The audit log files, oldest first (by name, which is the day).
+pub fn log_files(home: &Path) -> Vec<PathBuf> {
+    let mut files: Vec<PathBuf> = fs::read_dir(logs_dir(home))
+        .map(|entries| {
+            entries
+                .flatten()
+                .map(|e| e.path())
+                .filter(|p| p.extension().is_some_and(|e| e == "jsonl"))
+                .collect()
+        })
+        .unwrap_or_default();
+    files.sort();
+    files
+}
+
+/// Appends one line to `path` (created 0600, its folder 0700) in a single
+/// write, so lines from processes that log at the same time never mix.
+/// A newline is added; `line` must not contain one.
+pub fn append_line(path: &Path, line: &str) -> std::io::Result<()> {
+    if let Some(dir) = path.parent() {
+        if let Some(home) = dir.parent().filter(|h| !h.as_os_str().is_empty()) {
+            create_private_dir(home)?;
+        }
+        create_private_dir(dir)?;
+    }
+    let mut options = fs::OpenOptions::new();
+    options.create(true).append(true);
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::OpenOptionsExt;
+        options.mode(0o600);
+    }
+    let mut file = options.open(path)?;
+    let mut bytes = Vec::with_capacity(line.len() + 1);
+    bytes.extend_from_slice(line.as_bytes());
+    bytes.push(b'\n');
+    file.write_all(&bytes)
 }
 
 /// Where cached catalogs live.
@@ -74,15 +126,39 @@ pub fn write_atomic(
     path: &Path,
     write: impl FnOnce(&mut fs::File) -> std::io::Result<()>,
 ) -> std::io::Result<()> {
+    write_atomic_as(path, true, write)
+}
+
+/// [`write_atomic`] for a file the user asked for outside `$AIQ_HOME` (a
+/// chart image): it gets a new file's usual mode (0666 less the umask),
+/// not 0600.
+pub fn write_atomic_shared(
+    path: &Path,
+    write: impl FnOnce(&mut fs::File) -> std::io::Result<()>,
+) -> std::io::Result<()> {
+    write_atomic_as(path, false, write)
+}
+
+fn write_atomic_as(
+    path: &Path,
+    private: bool,
+    write: impl FnOnce(&mut fs::File) -> std::io::Result<()>,
+) -> std::io::Result<()> {
     let dir = path
         .parent()
         .filter(|d| !d.as_os_str().is_empty())
         .unwrap_or(Path::new("."));
-    let mut tmp = tempfile::Builder::new()
-        .prefix(".aiq-")
-        .suffix(".tmp")
-        .tempfile_in(dir)?;
-    set_mode(tmp.path(), 0o600)?;
+    let mut builder = tempfile::Builder::new();
+    builder.prefix(".aiq-").suffix(".tmp");
+    #[cfg(unix)]
+    if !private {
+        use std::os::unix::fs::PermissionsExt;
+        builder.permissions(fs::Permissions::from_mode(0o666));
+    }
+    let mut tmp = builder.tempfile_in(dir)?;
+    if private {
+        set_mode(tmp.path(), 0o600)?;
+    }
     write(tmp.as_file_mut())?;
     tmp.as_file_mut().flush()?;
     tmp.as_file().sync_all()?;
@@ -144,6 +220,37 @@ mod tests {
         assert_eq!(mode(&home), 0o700);
         assert_eq!(mode(&p), 0o600);
         assert_eq!(fs::read(&p).unwrap(), b"x = 1\n");
+        // A file the user asked for elsewhere gets the usual mode.
+        let shared = dir.path().join("chart.png");
+        write_atomic_shared(&shared, |f| f.write_all(b"png")).unwrap();
+        let status = fs::read_to_string("/proc/self/status").unwrap_or_default();
+        let umask = status
+            .lines()
+            .find_map(|l| l.strip_prefix("Umask:"))
+            .and_then(|m| u32::from_str_radix(m.trim(), 8).ok());
+        if let Some(umask) = umask {
+            assert_eq!(mode(&shared), 0o666 & !umask);
+        }
+    }
+
+    #[test]
+    fn log_lines_append_to_a_private_file_per_day() {
+        let dir = tempfile::tempdir().unwrap();
+        let home = dir.path().join("home");
+        let day = chrono::NaiveDate::from_ymd_opt(2026, 1, 26).unwrap();
+        let p = log_file(&home, day);
+        assert_eq!(p, home.join("logs/2026-01-26.jsonl"));
+        append_line(&p, "{\"a\":1}").unwrap();
+        append_line(&p, "{\"a\":2}").unwrap();
+        assert_eq!(fs::read_to_string(&p).unwrap(), "{\"a\":1}\n{\"a\":2}\n");
+        assert_eq!(log_files(&home), std::slice::from_ref(&p));
+        #[cfg(unix)]
+        {
+            use std::os::unix::fs::PermissionsExt;
+            let mode = |p: &Path| fs::metadata(p).unwrap().permissions().mode() & 0o777;
+            assert_eq!(mode(&p), 0o600);
+            assert_eq!(mode(&logs_dir(&home)), 0o700);
+        }
     }
 
     #[test]

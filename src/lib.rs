@@ -8,6 +8,8 @@
 //! - [`safety`]: the parser gate; the only code that can make a
 //!   [`safety::CheckedSql`], which is what `DataSource::execute` requires.
 //! - [`schema`]: the catalog an engine reports, and its compact text form.
+//! - [`chart`]: charts of a result — the model (kind chooser, reductions),
+//!   terminal text, SVG and PNG.
 //! - [`render`]: result formats (table, csv, tsv, json, jsonl, markdown), each
 //!   a `RowSink` over any `io::Write`.
 //! - [`config`]: `$AIQ_HOME/config.toml`, loaded once and immutable.
@@ -19,17 +21,22 @@
 //!   [`agent::Conversation`] (thread, session file, slash commands) over a
 //!   [`agent::Thread`] that runs a turn through the one statement runner and
 //!   reports [`agent::Event`]s to an [`agent::EventSink`].
+//! - [`lua`]: the Lua sandbox — programs over the same statement runner,
+//!   as the model's answers (Lua mode) or script files (`--lua FILE`).
 //! - [`session`] and [`home`]: session files; the `$AIQ_HOME` layout and
 //!   its one atomic writer.
 //! - [`context`]: the composition root — opening sources, connecting the
 //!   model, choosing the output, assembling a conversation.
 //! - [`frontend`]: the sinks and loops (single-shot, `-e`, chat, the
 //!   channel sink for a view on another thread).
+//! - [`mcp`]: the Model Context Protocol server (`aiq mcp`) over the same
+//!   sources, gate and statement runner.
 //! - [`app`] and [`commands`]: the command line and the subcommands.
 
 pub mod agent;
 pub mod app;
 pub mod cancel;
+pub mod chart;
 pub mod cleanup;
 pub mod cli;
 pub mod commands;
@@ -41,6 +48,8 @@ pub mod frontend;
 pub mod home;
 pub mod interrupt;
 pub mod llm;
+pub mod lua;
+pub mod mcp;
 pub mod redact;
 pub mod render;
 mod runtime;

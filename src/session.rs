@@ -63,6 +63,12 @@ struct FileMessage {
     /// The result preview the model sees in later turns.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     preview: Option<String>,
+    /// A Lua answer's program (absent in files of earlier versions).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    lua: Option<String>,
+    /// What that program printed, bounded.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    output: Option<String>,
     #[serde(flatten)]
     extra: Map<String, Value>,
 }
@@ -198,6 +204,8 @@ impl Session {
                 more_rows: m.more_rows,
                 error: m.error,
                 preview: m.preview,
+                lua: m.lua,
+                output: m.output,
             });
             extra_messages.push(m.extra);
         }
@@ -240,6 +248,8 @@ impl Session {
                     more_rows: m.more_rows,
                     error: m.error.clone(),
                     preview: m.preview.clone(),
+                    lua: m.lua.clone(),
+                    output: m.output.clone(),
                     extra: self.extra_messages.get(i).cloned().unwrap_or_default(),
                 })
                 .collect(),
@@ -284,6 +294,18 @@ pub fn transcript(messages: &[HistoryMessage]) -> String {
         ));
         if let Some(sql) = m.sql.as_deref().filter(|sql| !m.content.contains(sql)) {
             out.push_str(&format!("    sql: {sql}\n"));
+        }
+        if let Some(lua) = m.lua.as_deref().filter(|lua| !m.content.contains(lua)) {
+            out.push_str("    lua:\n");
+            for line in lua.lines() {
+                out.push_str(&format!("      {line}\n"));
+            }
+        }
+        if let Some(output) = m.output.as_deref().filter(|o| !o.is_empty()) {
+            out.push_str("    output:\n");
+            for line in output.lines() {
+                out.push_str(&format!("      {line}\n"));
+            }
         }
         if let Some(rows) = m.row_count {
             let more = if m.more_rows { " or more" } else { "" };
@@ -435,6 +457,40 @@ mod tests {
         assert_eq!(out["client"], "other");
         assert_eq!(out["messages"][0]["timestamp"], "2026-01-26T10:00:05Z");
         assert!(out["messages"][0].get("sql").is_none());
+    }
+
+    #[test]
+    fn lua_answers_round_trip_and_old_files_need_no_lua_fields() {
+        let dir = tempfile::tempdir().unwrap();
+        let p = write(dir.path(), "old.json", GOOD.as_bytes());
+        let mut s = Session::load(&p).unwrap();
+        assert_eq!(
+            (
+                s.messages[1].lua.as_deref(),
+                s.messages[1].output.as_deref()
+            ),
+            (None, None)
+        );
+        s.messages.push(HistoryMessage::user("per region?"));
+        s.messages.push(
+            HistoryMessage::assistant("Here you go.")
+                .with_lua("print(1)", Ok((2, "a\n1\n2\n".into(), "1\n".into()))),
+        );
+        s.save().unwrap();
+        let raw: Value = serde_json::from_str(&fs::read_to_string(&p).unwrap()).unwrap();
+        assert_eq!(raw["messages"][3]["lua"], "print(1)");
+        assert_eq!(raw["messages"][3]["output"], "1\n");
+        assert_eq!(raw["messages"][3]["row_count"], 2);
+        assert!(raw["messages"][1].get("lua").is_none());
+        let back = Session::load(&p).unwrap();
+        let (b, m) = (&back.messages[3], &s.messages[3]);
+        assert_eq!(
+            (&b.lua, &b.output, b.row_count, &b.preview),
+            (&m.lua, &m.output, m.row_count, &m.preview)
+        );
+        assert!(
+            transcript(&back.messages).contains("    lua:\n      print(1)\n    output:\n      1\n")
+        );
     }
 
     #[test]

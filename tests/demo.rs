@@ -5,34 +5,18 @@
 
 mod common;
 
-use std::path::PathBuf;
 use std::process::Command;
 
 use common::llm::{ModelServer, Reply};
 use common::{stderr_of, stdout_of, Sandbox};
 use predicates::prelude::*;
 
-/// `cargo test` builds the examples next to the test binaries.
-fn generator() -> PathBuf {
-    let exe = std::env::current_exe().expect("test binary path");
-    let dir = exe.parent().and_then(|d| d.parent()).expect("target dir");
-    let path = dir
-        .join("examples")
-        .join(format!("demo_shop{}", std::env::consts::EXE_SUFFIX));
-    assert!(
-        path.exists(),
-        "{} is missing: run the whole suite with `cargo test` (or `bash .ci/test`), which builds the examples",
-        path.display()
-    );
-    path
-}
-
 #[test]
 fn demo_shop_is_deterministic_and_readable_in_every_form() {
     let sb = Sandbox::new();
     let (a, b) = (sb.path().join("a"), sb.path().join("b"));
     for out in [&a, &b] {
-        let status = Command::new(generator())
+        let status = Command::new(common::demo_shop_generator())
             .arg(out)
             .status()
             .expect("run demo_shop");

@@ -12,6 +12,7 @@ use expectrl::Expect as _;
 use std::process::Stdio;
 use std::time::{Duration, Instant};
 
+use common::corpus::POSTGRES_HOSTILE;
 use common::llm::{ModelServer, Reply};
 use common::servers::{self, Engine, Server, PASSWORD};
 use common::{stderr_of, stdout_of, Sandbox};
@@ -156,55 +157,6 @@ fn schema_comes_from_the_catalog() {
         }
     }
 }
-
-const POSTGRES_HOSTILE: &[&str] = &[
-    "DELETE FROM customers",
-    "UPDATE orders SET total = 0",
-    "INSERT INTO customers VALUES (9, 'x', 'y', false, '2024-01-01')",
-    "SELECT 1; DROP TABLE orders",
-    "select 1 /* ; */ ; delete from customers",
-    "WITH d AS (DELETE FROM orders RETURNING *) SELECT * FROM d",
-    "WITH x AS (SELECT 1) UPDATE customers SET name = 'x'",
-    "CREATE TABLE evil (a int)",
-    "CREATE TABLE evil AS SELECT * FROM customers",
-    "SELECT * INTO evil FROM customers",
-    "DROP TABLE orders",
-    "TRUNCATE orders",
-    "ALTER TABLE customers ADD COLUMN x int",
-    "COPY customers TO '/tmp/aiq-evil.csv'",
-    "COPY customers TO PROGRAM 'touch /tmp/aiq-evil'",
-    "COPY customers FROM '/etc/passwd'",
-    "COPY (SELECT 1) TO STDOUT",
-    "SELECT pg_read_file('/etc/passwd')",
-    "SELECT pg_read_binary_file('/etc/passwd')",
-    "SELECT * FROM pg_ls_dir('.')",
-    "SELECT lo_import('/etc/passwd')",
-    "SELECT set_config('default_transaction_read_only', 'off', false)",
-    "SET default_transaction_read_only = off",
-    "SET ROLE postgres",
-    "SET SESSION AUTHORIZATION postgres",
-    "RESET ALL",
-    "DO $$ BEGIN DELETE FROM customers; END $$",
-    "CALL some_procedure()",
-    "BEGIN",
-    "COMMIT",
-    "START TRANSACTION READ WRITE",
-    "GRANT ALL ON customers TO PUBLIC",
-    "CREATE EXTENSION dblink",
-    "SELECT * FROM dblink('dbname=shop', 'DELETE FROM customers') AS t(a int)",
-    "SELECT query_to_xml('DELETE FROM customers RETURNING *', true, true, '')",
-    "SELECT nextval('orders_id_seq')",
-    "SELECT pg_terminate_backend(1)",
-    "LOCK TABLE customers",
-    "SELECT * FROM customers FOR UPDATE",
-    "VACUUM",
-    "ANALYZE customers",
-    "LISTEN x",
-    "NOTIFY x",
-    "PREPARE p AS DELETE FROM customers",
-    "EXPLAIN ANALYZE DELETE FROM customers",
-    "CREATE FUNCTION f() RETURNS int AS 'SELECT 1' LANGUAGE sql",
-];
 
 const MYSQL_HOSTILE: &[&str] = &[
     "DELETE FROM customers",

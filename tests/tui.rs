@@ -4,7 +4,8 @@
 //! a slow turn with Ctrl-C, ask again, leave with Ctrl-D — then the session
 //! file, the shared input history, the two printed lines, and a terminal
 //! put back as it was. Restoring a stale session answers its question in a
-//! dialog; `/sql` and `/clear` work as in the chat.
+//! dialog; `/sql` and `/clear` work as in the chat; `c` and `/chart` show
+//! a chart in the result pane.
 
 #![cfg(unix)]
 
@@ -163,6 +164,42 @@ fn restore_a_stale_session_then_sql_and_clear_through_dialogs() {
     let v: Value = serde_json::from_str(&std::fs::read_to_string(&file).unwrap()).unwrap();
     assert_eq!(v["messages"].as_array().unwrap().len(), 4);
     assert_eq!(v["messages"][3]["sql"], "SELECT 7 AS seven");
+}
+
+#[test]
+fn c_switches_the_result_pane_to_a_chart_and_back_and_slash_chart_writes_a_file() {
+    let sb = Sandbox::new();
+    let db = sb.shop_sqlite();
+    let server = ModelServer::start(vec![fenced(PER_COUNTRY)]);
+    let mut s = Screen::start(&sb, &server, &[db.to_str().unwrap(), "--tui"]);
+    s.wait_for("Ask about your data");
+    s.send("how many customers per country?\r");
+    s.wait_for("3 rows in");
+    // Tab twice: the result pane; c: its chart.
+    s.send("\t");
+    s.send("\t");
+    s.send("c");
+    s.wait_for("Chart · how many customers per country?");
+    s.wait_for("bar · n by country · c: table");
+    let screen = s.text();
+    assert!(screen.contains("DE │█"), "{screen}");
+    assert!(screen.contains("US │█"), "{screen}");
+    // c again: the table.
+    s.send("c");
+    s.wait_for("1 │ DE      │ 2");
+    assert!(!s.text().contains("Chart ·"));
+    // /chart from the input box: a kind by name, and an image.
+    s.send("\t");
+    s.send("\t");
+    s.send("/chart hist\r");
+    s.wait_for("hist · rows per n bin");
+    s.send("/chart > per-country.png\r");
+    s.wait_for("Chart written to per-country.png");
+    s.send("\x04");
+    s.wait_for("to continue.");
+    assert!(s.exit_code().contains(", 0)"));
+    let png = std::fs::read(sb.path().join("per-country.png")).unwrap();
+    assert!(png.starts_with(b"\x89PNG"));
 }
 
 #[test]

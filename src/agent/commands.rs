@@ -1,6 +1,8 @@
 //! The chat's slash commands (SPEC §6): names, help text, parsing, and the
 //! nearest command for a typo. Pure.
 
+use crate::chart::ChartSpec;
+
 /// Every command and what it does, in `/help` order.
 pub const COMMANDS: &[(&str, &str)] = &[
     ("/help", "list commands"),
@@ -18,9 +20,14 @@ pub const COMMANDS: &[(&str, &str)] = &[
         "/format",
         "output format: /format table|csv|tsv|json|jsonl|markdown",
     ),
+    ("/mode", "what the model writes: /mode sql|lua"),
     (
         "/source",
         "switch data source (history kept): /source NAME_OR_PATH",
+    ),
+    (
+        "/chart",
+        "chart the last result: /chart [KIND] [x=COL] [y=COL,…] [> FILE.svg|png]",
     ),
     ("/exit", "save the session and leave (also /quit, Ctrl-D)"),
     ("/quit", "save the session and leave"),
@@ -38,7 +45,10 @@ pub enum SlashCommand {
     Schema(Option<String>),
     Sql(String),
     Format(String),
+    /// `/mode` alone shows the mode.
+    Mode(Option<String>),
     Source(String),
+    Chart(ChartSpec),
     Exit,
     /// Not a command; the text says why and what was meant.
     Unknown(String),
@@ -68,7 +78,12 @@ pub fn parse(line: &str) -> SlashCommand {
             "a format: table, csv, tsv, json, jsonl or markdown",
             SlashCommand::Format,
         ),
+        "/mode" => SlashCommand::Mode(arg()),
         "/source" => needs("a saved source name or a path", SlashCommand::Source),
+        "/chart" => match ChartSpec::parse(rest) {
+            Ok(spec) => SlashCommand::Chart(spec),
+            Err(why) => SlashCommand::Unknown(why),
+        },
         "/exit" | "/quit" => SlashCommand::Exit,
         _ => SlashCommand::Unknown(match nearest(name) {
             Some(near) => {
@@ -117,6 +132,19 @@ mod tests {
         );
         assert_eq!(parse("/sql SELECT 1"), SlashCommand::Sql("SELECT 1".into()));
         assert_eq!(parse("/QUIT"), SlashCommand::Exit);
+        assert_eq!(parse("/mode lua"), SlashCommand::Mode(Some("lua".into())));
+        assert_eq!(parse("/mode"), SlashCommand::Mode(None));
+        assert_eq!(
+            parse("/chart line x=month"),
+            SlashCommand::Chart(ChartSpec::parse("line x=month").unwrap())
+        );
+        assert_eq!(
+            parse("/chart pie"),
+            SlashCommand::Unknown(format!(
+                "unknown /chart argument 'pie' ({})",
+                crate::chart::USAGE
+            ))
+        );
         assert_eq!(
             parse("/format"),
             SlashCommand::Unknown(

@@ -1,6 +1,6 @@
 //! [`Conversation`]: what every front end drives. It owns the [`Thread`],
 //! the session file and the state a chat changes as it goes (source, output
-//! format), and carries out the slash commands (SPEC §6) — all through
+//! format, mode), and carries out the slash commands (SPEC §6) — all through
 //! events, so the rustyline chat, the full-screen view and single-shot are
 //! only input and rendering over it.
 //!
@@ -14,10 +14,14 @@ use chrono::Utc;
 
 use super::commands::{help, parse, SlashCommand};
 use super::events::{ConfirmKind, Event, EventSink, PendingAnswer};
-use super::kind::Mode;
+use super::kind::{AnswerKind, Mode, SqlAnswers};
+use super::last_result::{LastResult, NO_RESULT};
 use super::outcome::{AgentError, Answer, Outcome};
 use super::thread::Thread;
 use crate::cancel::{CancelHandle, CancelToken};
+use crate::chart::ChartSpec;
+use crate::config::LuaConfig;
+use crate::lua::{AuditInfo, LuaAnswers, Origin};
 use crate::render::Format;
 use crate::schema::Catalog;
 use crate::session::{self, Session};
@@ -100,6 +104,14 @@ pub struct Conversation {
     home: PathBuf,
     stale_after_hours: u64,
     opener: Box<dyn SourceOpener>,
+    /// The last result, for `/chart`.
+    last: LastResult,
+    /// What the model writes (`--mode`, `/mode`).
+    mode: Mode,
+    /// The Lua sandbox's limits (`[lua]`).
+    lua: LuaConfig,
+    /// The source as the audit log names it (no password).
+    source_name: String,
 }
 
 impl Conversation {
@@ -113,6 +125,7 @@ impl Conversation {
         options: ConversationOptions,
     ) -> Self {
         let database_type = thread.engine().as_str();
+        let source_name = session_name.clone();
         let session = match keep {
             Keep::Nothing => None,
             Keep::NewSession => Some(Session::new(&options.home, &session_name, database_type)),
@@ -132,7 +145,47 @@ impl Conversation {
             home: options.home,
             stale_after_hours: options.stale_after_hours,
             opener: options.opener,
+            last: LastResult::default(),
+            mode: Mode::Sql,
+            lua: LuaConfig::default(),
+            source_name,
         }
+    }
+
+    /// What the model writes from the next question on.
+    pub fn mode(&self) -> Mode {
+        self.mode
+    }
+
+    /// Switches what the model writes (`--mode`, `/mode`).
+    pub fn set_mode(&mut self, mode: Mode) {
+        self.mode = mode;
+        self.install_kind();
+    }
+
+    /// The Lua sandbox's limits (`[lua]` in config.toml).
+    pub fn set_lua_limits(&mut self, limits: LuaConfig) {
+        self.lua = limits;
+        self.install_kind();
+    }
+
+    /// Gives the thread the answer kind of the mode, with where Lua runs
+    /// are logged as things stand now (session file, source).
+    fn install_kind(&mut self) {
+        let kind: Box<dyn AnswerKind> = match self.mode {
+            Mode::Sql => Box::new(SqlAnswers),
+            Mode::Lua => Box::new(LuaAnswers::new(
+                self.lua.clone(),
+                Some(AuditInfo {
+                    home: self.home.clone(),
+                    session: self.session.as_ref().map(|s| s.path.clone()),
+                    source: self.source_name.clone(),
+                    origin: Origin::Model,
+                    file: None,
+                }),
+            )),
+        };
+        self.thread.set_kind(kind);
     }
 
     pub fn thread(&self) -> &Thread {
@@ -217,15 +270,46 @@ impl Conversation {
 
     /// Asks one question; the session is saved afterwards.
     pub fn ask(&mut self, question: &str, sink: &mut dyn EventSink) -> Result<Answer, AgentError> {
-        let result = self.thread.ask(question, sink);
+        if self.mode == Mode::Lua {
+            // The audit log names the session file and source as they are now.
+            self.install_kind();
+        }
+        let result = self
+            .thread
+            .ask(question, &mut self.last.tee(sink, Some(question)));
         self.save(sink, false);
         result
+    }
+
+    /// The last result (for `/chart`, and `--chart` after a single question).
+    pub fn last_result(&self) -> &LastResult {
+        &self.last
+    }
+
+    /// Whether results are kept for `/chart` (on unless turned off: a
+    /// single question without `--chart` needs no copy).
+    pub fn keep_results(&mut self, keep: bool) {
+        self.last.keep(keep);
+    }
+
+    /// `/chart`: charts the last result as `spec` asks — a chart event,
+    /// or an image written — and says why not when it cannot. Also what a
+    /// view's chart key runs (no final event: the caller's turn has one).
+    pub fn chart(&self, spec: &ChartSpec, sink: &mut dyn EventSink) {
+        if let Err(why) = self.last.chart(spec, sink) {
+            let why = if why == NO_RESULT {
+                format!("{why}: ask a question or run /sql first")
+            } else {
+                why
+            };
+            let _ = sink.event(Event::CommandFailed(why));
+        }
     }
 
     /// Carries out a slash command.
     pub fn apply(&mut self, command: SlashCommand, sink: &mut dyn EventSink) -> Flow {
         if let SlashCommand::Sql(sql) = &command {
-            let _ = self.thread.run_sql(sql, sink);
+            let _ = self.thread.run_sql(sql, &mut self.last.tee(sink, None));
             self.save(sink, false);
             return Flow::Continue;
         }
@@ -265,7 +349,16 @@ impl Conversation {
                 }
                 Err(e) => show(Event::CommandFailed(e)),
             },
+            SlashCommand::Mode(None) => show(Event::Notice(mode_notice(self.mode))),
+            SlashCommand::Mode(Some(name)) => match name.parse::<Mode>() {
+                Ok(mode) => {
+                    self.set_mode(mode);
+                    show(Event::Notice(mode_notice(mode)));
+                }
+                Err(e) => show(Event::CommandFailed(e)),
+            },
             SlashCommand::Source(name) => self.switch_source(&name, sink),
+            SlashCommand::Chart(spec) => self.chart(&spec, sink),
             SlashCommand::Exit => return Flow::Exit,
             SlashCommand::Unknown(message) => show(Event::CommandFailed(message)),
             // Runs as a statement turn in `apply`.
@@ -348,6 +441,7 @@ impl Conversation {
     fn switch_source(&mut self, name: &str, sink: &mut dyn EventSink) {
         match self.opener.open(name) {
             Ok(o) => {
+                self.source_name = o.session_name.clone();
                 if let Some(s) = self.session.as_mut() {
                     s.data_source = o.session_name;
                     s.database_type = o.source.kind().as_str().to_string();
@@ -388,6 +482,16 @@ impl Conversation {
                 )));
                 false
             }
+        }
+    }
+}
+
+/// What `/mode` says.
+fn mode_notice(mode: Mode) -> String {
+    match mode {
+        Mode::Sql => "Mode: sql — the model answers with one SQL statement.".into(),
+        Mode::Lua => {
+            "Mode: lua — the model answers with a Lua program that runs in the sandbox.".into()
         }
     }
 }

@@ -296,3 +296,74 @@ fn a_fresh_session_is_not_stale() {
     c.offer_fresh_context(&mut sink);
     assert!(sink.events.is_empty());
 }
+
+#[test]
+fn mode_switches_what_the_model_writes_and_lua_answers_are_kept() {
+    let dir = tempfile::tempdir().unwrap();
+    let program =
+        "```lua\nlocal r = aiq.query('SELECT n FROM t ORDER BY n')\nprint(#r)\naiq.table(r)\n```";
+    let (mut c, seen) = conversation(
+        dir.path(),
+        vec![Scripted::Text(program.into()), sql("SELECT 1 AS one")],
+        Keep::NewSession,
+    );
+    let (_, s) = submit(&mut c, "/mode", false);
+    assert_eq!(
+        texts(&s),
+        ["notice: Mode: sql — the model answers with one SQL statement."]
+    );
+    let (_, s) = submit(&mut c, "/mode python", false);
+    assert_eq!(
+        texts(&s),
+        ["failed: unknown mode 'python' (choose sql or lua)"]
+    );
+    let (_, s) = submit(&mut c, "/mode LUA", false);
+    assert!(
+        texts(&s)[0].starts_with("notice: Mode: lua"),
+        "{:?}",
+        texts(&s)
+    );
+    assert_eq!(c.mode(), super::Mode::Lua);
+    assert_eq!(c.thread().mode(), super::Mode::Lua);
+
+    let (_, s) = submit(&mut c, "how many?", false);
+    assert!(matches!(s.outcomes()[0], Outcome::Answered(a) if a.rows == Some(2)));
+    assert!(s
+        .events
+        .iter()
+        .any(|e| matches!(e, Event::ToolCall { name, .. } if name == "aiq.query")));
+    assert!(s
+        .events
+        .iter()
+        .any(|e| matches!(e, Event::Output(t) if t == "2\n")));
+    let system = seen.lock().unwrap()[0][0].content.clone();
+    assert!(system.contains("aiq.query(sql [, params])"), "{system}");
+    let answer = &c.thread().history()[1];
+    assert_eq!(
+        answer.lua.as_deref(),
+        Some("local r = aiq.query('SELECT n FROM t ORDER BY n')\nprint(#r)\naiq.table(r)")
+    );
+    assert_eq!(answer.output.as_deref(), Some("2\n"));
+    assert_eq!(answer.preview.as_deref(), Some("n\n1\n5\n"));
+
+    // Back to SQL: the next request says so, and carries the Lua answer.
+    submit(&mut c, "/mode sql", false);
+    submit(&mut c, "and one?", false);
+    let second = seen.lock().unwrap()[1].clone();
+    assert!(second[0].content.contains("exactly one SQL statement"));
+    assert!(
+        second[2].content.contains("The program printed:\n2"),
+        "{}",
+        second[2].content
+    );
+    // The run is in the audit log, with this conversation's session file.
+    let logs = crate::home::log_files(&dir.path().join("home"));
+    let line: serde_json::Value =
+        serde_json::from_str(std::fs::read_to_string(&logs[0]).unwrap().trim()).unwrap();
+    assert_eq!(line["origin"], "model");
+    assert_eq!(line["source"], "t.db");
+    assert_eq!(
+        line["session"].as_str(),
+        c.session_path().map(|p| p.display().to_string()).as_deref()
+    );
+}

@@ -17,6 +17,7 @@ use super::conversation::Status;
 use super::kind::Mode;
 use super::outcome::Outcome;
 use crate::cancel::CancelToken;
+use crate::chart::Chart;
 use crate::llm::Usage;
 use crate::source::{Column, Value};
 
@@ -62,6 +63,8 @@ pub enum Event {
     Usage(Usage),
     /// Text the user asked to see (`/help`, `/history`, `/schema`, …).
     Listing(String),
+    /// A chart of the last result (`/chart`), for the front end to draw.
+    Chart(Box<Chart>),
     /// A one-line status ("Output format: csv").
     Notice(String),
     /// Something went wrong, but the conversation goes on (a session that

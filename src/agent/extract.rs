@@ -36,14 +36,11 @@ fn clean(sql: &str) -> String {
 
 /// Extracts the statement to run from a model answer.
 pub fn find_sql(text: &str, tool_calls: &[ToolCall]) -> Option<Found> {
-    for call in tool_calls.iter().filter(|c| c.name == RUN_SQL) {
-        let args: serde_json::Value = serde_json::from_str(&call.arguments).ok()?;
-        if let Some(sql) = args["sql"].as_str().filter(|s| !s.trim().is_empty()) {
-            return Some(Found {
-                code: clean(sql),
-                tool_call_id: Some(call.id.clone()),
-            });
-        }
+    if let Some((sql, id)) = tool_argument(tool_calls, RUN_SQL, "sql") {
+        return Some(Found {
+            code: clean(&sql),
+            tool_call_id: Some(id),
+        });
     }
     let blocks = fenced_blocks(text);
     let chosen = blocks
@@ -65,6 +62,17 @@ pub fn find_sql(text: &str, tool_calls: &[ToolCall]) -> Option<Found> {
     (blocks.is_empty() && looks_like_sql(bare)).then(|| Found {
         code: clean(bare),
         tool_call_id: None,
+    })
+}
+
+/// The first call of `tool` whose argument `key` is text that is not
+/// blank: that text and the call's id. Calls with arguments that are not
+/// JSON are passed over.
+pub fn tool_argument(calls: &[ToolCall], tool: &str, key: &str) -> Option<(String, String)> {
+    calls.iter().filter(|c| c.name == tool).find_map(|call| {
+        let args: serde_json::Value = serde_json::from_str(&call.arguments).ok()?;
+        let text = args[key].as_str().filter(|s| !s.trim().is_empty())?;
+        Some((text.to_string(), call.id.clone()))
     })
 }
 

@@ -1,6 +1,6 @@
 //! What the model writes: the *answer kind*. A turn ends with one answer of
-//! the conversation's kind — today SQL; the Lua mode adds a kind, not a
-//! second loop. A kind says how the model is told to answer (its tool and
+//! the conversation's kind — SQL here, a Lua program in
+//! [`crate::lua::LuaAnswers`]: a kind, not a second loop. A kind says how the model is told to answer (its tool and
 //! its rules in the system prompt), how the answer is found in a reply, how
 //! it runs, how a failure goes back to the model, and how a run is kept in
 //! the history.
@@ -24,12 +24,15 @@ use crate::source::DataSource;
 pub enum Mode {
     /// One SQL statement per answer.
     Sql,
+    /// A Lua program run in the sandbox (SPEC §8).
+    Lua,
 }
 
 impl Mode {
     pub fn name(self) -> &'static str {
         match self {
             Mode::Sql => "sql",
+            Mode::Lua => "lua",
         }
     }
 
@@ -37,6 +40,7 @@ impl Mode {
     pub fn code_name(self) -> &'static str {
         match self {
             Mode::Sql => "SQL",
+            Mode::Lua => "Lua",
         }
     }
 }
@@ -53,7 +57,8 @@ impl FromStr for Mode {
     fn from_str(s: &str) -> Result<Self, Self::Err> {
         match s.to_ascii_lowercase().as_str() {
             "sql" => Ok(Mode::Sql),
-            _ => Err(format!("unknown mode '{s}' (choose sql)")),
+            "lua" => Ok(Mode::Lua),
+            _ => Err(format!("unknown mode '{s}' (choose sql or lua)")),
         }
     }
 }
@@ -110,6 +115,20 @@ pub trait AnswerKind: Send {
     ) -> HistoryMessage;
 }
 
+/// A tool that takes one text argument: `(name, what it holds)`.
+pub fn text_tool(name: &str, description: &str, argument: (&str, &str)) -> ToolDef {
+    let (key, what) = argument;
+    ToolDef {
+        name: name.into(),
+        description: description.into(),
+        parameters: serde_json::json!({
+            "type": "object",
+            "properties": {key: {"type": "string", "description": what}},
+            "required": [key],
+        }),
+    }
+}
+
 /// SQL answers: one statement, through the statement runner.
 pub struct SqlAnswers;
 
@@ -133,17 +152,11 @@ impl AnswerKind for SqlAnswers {
     }
 
     fn tool(&self) -> ToolDef {
-        ToolDef {
-            name: RUN_SQL.into(),
-            description:
-                "Run one SQL statement against the user's database and show the result to the user."
-                    .into(),
-            parameters: serde_json::json!({
-                "type": "object",
-                "properties": {"sql": {"type": "string", "description": "exactly one SQL statement"}},
-                "required": ["sql"],
-            }),
-        }
+        text_tool(
+            RUN_SQL,
+            "Run one SQL statement against the user's database and show the result to the user.",
+            ("sql", "exactly one SQL statement"),
+        )
     }
 
     fn extract(&self, text: &str, calls: &[ToolCall]) -> Option<Found> {

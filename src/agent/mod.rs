@@ -9,6 +9,8 @@
 //! - [`kind`]: what the model writes (SQL today), pluggable.
 //! - [`Event`]/[`EventSink`]: everything a user sees, confirmations included;
 //!   every turn ends with one [`Event::TurnFinished`].
+//! - [`LastResult`]: the last result, recorded as it streams past, for
+//!   `/chart`.
 //!
 //! Nothing here prints, reads the terminal or knows which front end it serves.
 
@@ -22,6 +24,7 @@ pub mod fit;
 #[cfg(test)]
 mod fit_tests;
 pub mod kind;
+mod last_result;
 pub mod link;
 mod outcome;
 pub mod prompt;
@@ -41,6 +44,7 @@ pub use conversation::{
 };
 pub use events::{ConfirmKind, Confirmation, Event, EventSink, PendingAnswer};
 pub use kind::Mode;
+pub use last_result::{LastResult, Tee, NO_RESULT};
 pub use outcome::{AgentError, Answer, Outcome};
 pub use thread::{Thread, ThreadOptions};
 
@@ -68,6 +72,10 @@ pub struct HistoryMessage {
     pub error: Option<String>,
     /// Assistant: the first rows as CSV, bounded.
     pub preview: Option<String>,
+    /// Assistant in Lua mode: the program that ran (or failed).
+    pub lua: Option<String>,
+    /// Assistant in Lua mode: what the program printed, bounded.
+    pub output: Option<String>,
 }
 
 impl HistoryMessage {
@@ -81,6 +89,8 @@ impl HistoryMessage {
             more_rows: false,
             error: None,
             preview: None,
+            lua: None,
+            output: None,
         }
     }
 
@@ -105,6 +115,27 @@ impl HistoryMessage {
         self
     }
 
+    /// Records a Lua program and its outcome: `(rows, preview, output)` —
+    /// an empty preview when it showed no table — or the error.
+    pub fn with_lua(
+        mut self,
+        program: &str,
+        outcome: Result<(u64, String, String), String>,
+    ) -> Self {
+        self.lua = Some(program.to_string());
+        match outcome {
+            Ok((rows, preview, output)) => {
+                if !preview.is_empty() {
+                    self.row_count = Some(rows);
+                    self.preview = Some(preview);
+                }
+                self.output = Some(output);
+            }
+            Err(e) => self.error = Some(e),
+        }
+        self
+    }
+
     /// The text the model gets for this message in later turns.
     pub fn for_model(&self) -> String {
         let mut text = self.content.clone();
@@ -112,6 +143,14 @@ impl HistoryMessage {
             if !text.contains(sql.as_str()) {
                 text.push_str(&format!("\n```sql\n{sql}\n```"));
             }
+        }
+        if let Some(program) = &self.lua {
+            if !text.contains(program.as_str()) {
+                text.push_str(&format!("\n```lua\n{program}\n```"));
+            }
+        }
+        if let Some(out) = self.output.as_deref().filter(|o| !o.is_empty()) {
+            text.push_str(&format!("\nThe program printed:\n{}", out.trim_end()));
         }
         match (&self.row_count, &self.error) {
             (Some(rows), _) => {
@@ -121,6 +160,9 @@ impl HistoryMessage {
                 if let Some(p) = self.preview.as_deref().filter(|p| !p.is_empty()) {
                     text.push_str(&format!(" (CSV, first rows):\n{p}"));
                 }
+            }
+            (None, Some(error)) if self.lua.is_some() => {
+                text.push_str(&format!("\nThe program failed: {error}"))
             }
             (None, Some(error)) => text.push_str(&format!("\nThe query failed: {error}")),
             (None, None) => {}
@@ -182,6 +224,29 @@ mod tests {
         assert_eq!(kept[39].content, "a29");
         assert_eq!(kept_history(&h, 0).len(), 0);
         assert_eq!(kept_history(&pairs(3), 20).len(), 6);
+    }
+
+    #[test]
+    fn a_lua_answer_shows_the_model_its_program_output_and_result() {
+        let m = HistoryMessage::assistant("Here:").with_lua(
+            "print(1)\naiq.table(aiq.query('SELECT 1 AS x'))",
+            Ok((1, "x\n1\n".into(), "1\n".into())),
+        );
+        let text = m.for_model();
+        assert!(text.contains("```lua\nprint(1)\naiq.table"), "{text}");
+        assert!(text.contains("The program printed:\n1\n"), "{text}");
+        assert!(
+            text.contains("Result: 1 row (CSV, first rows):\nx\n1"),
+            "{text}"
+        );
+        let quiet = HistoryMessage::assistant("x")
+            .with_lua("print(2)", Ok((0, String::new(), "2\n".into())));
+        assert_eq!(quiet.row_count, None, "no table, no result");
+        let failed =
+            HistoryMessage::assistant("x").with_lua("error('no')", Err("program:1: no".into()));
+        assert!(failed
+            .for_model()
+            .ends_with("The program failed: program:1: no"));
     }
 
     #[test]

@@ -1,10 +1,10 @@
-//! The one statement runner. Model SQL, `/sql`, `-e` and (next) Lua's
-//! `aiq.query` all run here, so the gate, the confirmation of writes, the
-//! events, row streaming, previews and error wording cannot drift apart:
+//! The one statement runner. Model SQL, `/sql`, `-e` and Lua's `aiq.query`
+//! all run here, so the gate, the confirmation of writes, the events, row
+//! streaming, previews and error wording cannot drift apart:
 //!
 //! gate (`safety::check`) → confirmation if it writes → `QueryStarted` →
 //! `DataSource::execute` under the turn's cancel token, rows to the sink in
-//! batches → `QueryFinished`.
+//! batches (or, for a program, into the program) → `QueryFinished`.
 
 use std::io;
 
@@ -12,7 +12,7 @@ use super::events::{ConfirmKind, Event, EventSink, PendingAnswer};
 use super::outcome::{AgentError, Answer, Outcome};
 use super::{PREVIEW_BYTES, PREVIEW_ROWS};
 use crate::cancel::{CancelToken, TurnSlot};
-use crate::safety::{self, Access, Policy, Refusal};
+use crate::safety::{self, Access, CheckedSql, Policy, Refusal};
 use crate::source::{Column, DataSource, EnoughRows, ExecError, QueryStats, RowSink, Value};
 use std::time::Instant;
 
@@ -30,6 +30,8 @@ pub struct Ran {
     /// The front end stopped reading (it had the rows it shows): the result
     /// has more rows than `stats.rows`, not counted.
     pub more: bool,
+    /// What a program printed, bounded ([`PREVIEW_BYTES`]); `None` for SQL.
+    pub output: Option<String>,
 }
 
 /// Why a statement did not run to the end.
@@ -89,6 +91,62 @@ pub fn run_statement(
     cancel: &CancelToken,
     sink: &mut dyn EventSink,
 ) -> Result<Ran, StatementError> {
+    let checked = admit(source, sql, policy, cancel, sink)?;
+    let started = Instant::now();
+    let mut forward = Forward::new(sink);
+    let result = source.execute(&checked, &mut forward, cancel);
+    let flushed = forward.flush();
+    let preview = std::mem::take(&mut forward.preview).finish();
+    let mut more = false;
+    let stats = match result {
+        Err(ExecError::Output(e)) if EnoughRows::is(&e) => {
+            more = true;
+            QueryStats {
+                rows: forward.rows,
+                elapsed: started.elapsed(),
+                changed: false,
+            }
+        }
+        other => executed(other)?,
+    };
+    match flushed {
+        Err(e) if !EnoughRows::is(&e) => return Err(e.into()),
+        _ => {}
+    }
+    finished(sink, &stats, more)?;
+    Ok(Ran {
+        stats,
+        preview,
+        more,
+        output: None,
+    })
+}
+
+/// Runs one statement for a program (Lua's `aiq.query`): the same gate,
+/// confirmation, `QueryStarted`/`QueryFinished` events and errors, but the
+/// rows go to `rows` — the program — and not to the sink as a result.
+pub fn run_statement_for(
+    source: &dyn DataSource,
+    sql: &str,
+    policy: Policy,
+    cancel: &CancelToken,
+    sink: &mut dyn EventSink,
+    rows: &mut dyn RowSink,
+) -> Result<QueryStats, StatementError> {
+    let checked = admit(source, sql, policy, cancel, sink)?;
+    let stats = executed(source.execute(&checked, rows, cancel))?;
+    finished(sink, &stats, false)?;
+    Ok(stats)
+}
+
+/// The gate, then the confirmation of a write, then `QueryStarted`.
+fn admit(
+    source: &dyn DataSource,
+    sql: &str,
+    policy: Policy,
+    cancel: &CancelToken,
+    sink: &mut dyn EventSink,
+) -> Result<CheckedSql, StatementError> {
     let checked = match safety::check(sql, source.dialect(), policy) {
         Ok(checked) => checked,
         Err(r @ Refusal::Unparsable { .. }) => {
@@ -118,44 +176,27 @@ pub fn run_statement(
     sink.event(Event::QueryStarted {
         sql: checked.sql().to_string(),
     })?;
-    let started = Instant::now();
-    let mut forward = Forward::new(sink);
-    let result = source.execute(&checked, &mut forward, cancel);
-    let flushed = forward.flush();
-    let preview = std::mem::take(&mut forward.preview).finish();
-    let mut more = false;
-    let stats = match result {
-        Ok(stats) => stats,
-        Err(ExecError::Output(e)) if EnoughRows::is(&e) => {
-            more = true;
-            QueryStats {
-                rows: forward.rows,
-                elapsed: started.elapsed(),
-                changed: false,
-            }
-        }
-        Err(ExecError::Engine(msg)) => return Err(StatementError::Engine(msg)),
-        Err(ExecError::Cancelled) => return Err(StatementError::Cancelled),
-        Err(ExecError::Output(e)) => return Err(StatementError::Output(e)),
-        Err(e @ ExecError::Timeout(_)) => {
-            return Err(StatementError::Timeout(format!(
-                "{e} (raise [query] timeout_secs in config.toml, or narrow the query)"
-            )))
-        }
-    };
-    match flushed {
-        Err(e) if !EnoughRows::is(&e) => return Err(e.into()),
-        _ => {}
+    Ok(checked)
+}
+
+/// The engine's answer in the runner's words.
+fn executed(result: Result<QueryStats, ExecError>) -> Result<QueryStats, StatementError> {
+    match result {
+        Ok(stats) => Ok(stats),
+        Err(ExecError::Engine(msg)) => Err(StatementError::Engine(msg)),
+        Err(ExecError::Cancelled) => Err(StatementError::Cancelled),
+        Err(ExecError::Output(e)) => Err(StatementError::Output(e)),
+        Err(e @ ExecError::Timeout(_)) => Err(StatementError::Timeout(format!(
+            "{e} (raise [query] timeout_secs in config.toml, or narrow the query)"
+        ))),
     }
+}
+
+fn finished(sink: &mut dyn EventSink, stats: &QueryStats, more: bool) -> io::Result<()> {
     sink.event(Event::QueryFinished {
         rows: stats.rows,
         elapsed: stats.elapsed,
         changed: stats.changed,
-        more,
-    })?;
-    Ok(Ran {
-        stats,
-        preview,
         more,
     })
 }
@@ -250,7 +291,7 @@ impl RowSink for Forward<'_> {
 
 /// Column names made unique (`a`, `a` → `a`, `a_2`), so every format can
 /// name every column; also what was renamed (`a_2`).
-fn unique_names(columns: &[Column]) -> (Vec<Column>, Vec<String>) {
+pub(crate) fn unique_names(columns: &[Column]) -> (Vec<Column>, Vec<String>) {
     let mut seen = std::collections::HashSet::new();
     let mut renamed = Vec::new();
     let mut out = Vec::with_capacity(columns.len());
@@ -275,7 +316,7 @@ fn unique_names(columns: &[Column]) -> (Vec<Column>, Vec<String>) {
 
 /// The first rows as CSV, at most [`PREVIEW_ROWS`] rows and [`PREVIEW_BYTES`].
 #[derive(Default)]
-struct Preview {
+pub(crate) struct Preview {
     text: String,
     rows: usize,
     full: bool,
@@ -302,11 +343,11 @@ impl Preview {
         self.text.push_str(&line);
     }
 
-    fn columns(&mut self, columns: &[Column]) {
+    pub(crate) fn columns(&mut self, columns: &[Column]) {
         self.line(columns.iter().map(|c| c.name.clone()));
     }
 
-    fn row(&mut self, row: &[Value]) {
+    pub(crate) fn row(&mut self, row: &[Value]) {
         if self.rows >= PREVIEW_ROWS {
             self.full = true;
             return;
@@ -318,7 +359,7 @@ impl Preview {
         }));
     }
 
-    fn finish(self) -> String {
+    pub(crate) fn finish(self) -> String {
         self.text
     }
 }

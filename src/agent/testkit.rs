@@ -39,6 +39,18 @@ pub struct FakeModel {
     pub window: Mutex<usize>,
 }
 
+impl FakeModel {
+    /// A model answering `replies` in order, recording requests in `seen`,
+    /// with the default window.
+    pub fn new(replies: Vec<Scripted>, seen: Seen) -> FakeModel {
+        FakeModel {
+            replies: Mutex::new(replies.into()),
+            seen,
+            window: Mutex::new(crate::llm::window::DEFAULT_TOKENS),
+        }
+    }
+}
+
 impl ChatModel for FakeModel {
     fn provider(&self) -> &str {
         "fake"

@@ -33,7 +33,10 @@ impl Thread {
             .take(4)
             .map(|m| m.content.as_str())
             .collect();
-        let earlier_sql: Vec<&str> = kept.iter().filter_map(|m| m.sql.as_deref()).collect();
+        let earlier_sql: Vec<&str> = kept
+            .iter()
+            .filter_map(|m| m.sql.as_deref().or(m.lua.as_deref()))
+            .collect();
         let signals = Signals {
             question,
             recent: &recent,

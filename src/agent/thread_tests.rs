@@ -341,6 +341,7 @@ impl AnswerKind for Echo {
                 changed: false,
             },
             preview: code.into(),
+            output: Some(format!("{code}\n")),
             more: false,
         })
     }

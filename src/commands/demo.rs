@@ -65,6 +65,7 @@ pub fn run(ctx: &Context<'_>, reset: bool, run: &RunArgs, ask: &AskArgs) -> Resu
     if let Some(question) = oneshot::question(ask)?.filter(|q| !q.trim().is_empty()) {
         return oneshot::run(&ctx, Some(&source), run, ask, &question);
     }
+    crate::frontend::charts::check(run, false)?;
     let terminal = io::stdout().is_terminal() && io::stdin().is_terminal();
     let model = ctx.connect_model(&ask.model);
     if terminal {

@@ -1,11 +1,12 @@
 //! The subcommands (`aiq schema`, `sessions`, `sources`, `config`, `doctor`,
-//! `completions`). Each takes a [`Context`] (the loaded, immutable
+//! `logs`, `mcp`, `completions`). Each takes a [`Context`] (the loaded, immutable
 //! configuration and global flags) and returns an [`AiqError`] a person can
 //! act on; none of them prints an error itself.
 
 pub mod config_cmd;
 pub mod demo;
 pub mod doctor;
+pub mod logs;
 pub mod schema;
 pub mod sessions;
 pub mod sources;
@@ -26,7 +27,9 @@ pub fn dispatch(ctx: &Context<'_>, command: Command) -> Result<(), AiqError> {
         Command::Sources(cmd) => sources::run(ctx, cmd),
         Command::Config(cmd) => config_cmd::run(ctx, cmd),
         Command::Doctor { source, model } => doctor::run(ctx, source.as_deref(), &model),
+        Command::Logs { since, json } => logs::run(ctx, since.as_deref(), json),
         Command::Demo { reset, run, ask } => demo::run(ctx, reset, &run, &ask),
+        Command::Mcp(args) => crate::mcp::run(ctx, &args),
         Command::Completions { shell } => {
             let mut out = Vec::new();
             clap_complete::generate(shell, &mut Cli::command(), "aiq", &mut out);

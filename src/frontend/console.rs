@@ -201,7 +201,10 @@ impl EventSink for Console<'_> {
             Event::ToolCall { name, arguments } => {
                 self.stop_spinner();
                 self.end_stream();
-                stderr_line(&self.dim(&format!("→ {name} {arguments}")));
+                // One line, as wide as the terminal.
+                let width = crossterm::terminal::size().map_or(100, |(w, _)| usize::from(w));
+                let room = width.saturating_sub(name.chars().count() + 4).max(20);
+                stderr_line(&self.dim(&format!("→ {name} {}", one_line(arguments, room))));
             }
             Event::ToolResult { name, result } => {
                 let first = result.lines().next().unwrap_or("");
@@ -241,6 +244,7 @@ impl EventSink for Console<'_> {
             | Event::TurnFinished(_)
             | Event::Output(_)
             | Event::Listing(_)
+            | Event::Chart(_)
             | Event::Notice(_)
             | Event::Warning(_)
             | Event::CommandFailed(_)
@@ -255,5 +259,31 @@ impl EventSink for Console<'_> {
             Event::Proposed { .. } if !self.inner.wants_code() => Ok(()),
             other => self.inner.event(other),
         }
+    }
+}
+
+/// `text` on one line (runs of white space as one space), cut to `max`
+/// characters with `…`: a tool call's SQL stays one readable line.
+fn one_line(text: &str, max: usize) -> String {
+    let joined = text.split_whitespace().collect::<Vec<_>>().join(" ");
+    if joined.chars().count() <= max {
+        return joined;
+    }
+    let mut cut: String = joined.chars().take(max.saturating_sub(1)).collect();
+    cut.push('…');
+    cut
+}
+
+#[cfg(test)]
+mod tests {
+    use super::one_line;
+
+    #[test]
+    fn tool_calls_show_on_one_line() {
+        assert_eq!(
+            one_line("  SELECT a\n    FROM t\n  WHERE x = 1 ", 80),
+            "SELECT a FROM t WHERE x = 1"
+        );
+        assert_eq!(one_line("abcdef", 4), "abc…");
     }
 }

@@ -1,13 +1,15 @@
 //! Direct SQL (`aiq SOURCE -e SQL`): no model — the statement goes through
 //! the same runner as the model's (gate, confirmation of writes, execution
-//! with Ctrl-C and the statement timeout) into the chosen renderer.
+//! with Ctrl-C and the statement timeout) into the chosen renderer, or
+//! drawn as a chart (`--chart`, `--chart-out`).
 
 use std::io::{self, IsTerminal, Write};
 
+use super::charts;
 use super::console::Console;
 use super::sink::{CollectOptions, Collector};
 use crate::agent::runner::statement_turn;
-use crate::agent::EventSink;
+use crate::agent::{EventSink, LastResult};
 use crate::cancel::TurnSlot;
 use crate::cli::RunArgs;
 use crate::context::{open_spec, output_setup, Context};
@@ -32,13 +34,20 @@ pub fn run(ctx: &Context<'_>, source_arg: Option<&str>, args: &RunArgs) -> Resul
     let waiting = super::progress::opening(ctx, source_arg);
     let src = open_spec(&resolved, options)?;
     drop(waiting);
-    let (format, render) = output_setup(ctx, args);
+    let (format, mut render) = output_setup(ctx, args);
+    charts::check(args, true)?;
+    if args.chart_out.is_some() {
+        // The image needs every row: the table counts them all.
+        render.count_budget = None;
+    }
 
     let stdout = io::stdout();
     let mut out = io::BufWriter::with_capacity(64 * 1024, stdout.lock());
     let collect = CollectOptions {
         yes: args.yes,
         verbose: ctx.global.verbose,
+        charting: charts::replaces_table(args),
+        ascii_charts: ctx.ascii_charts(),
         ..CollectOptions::default()
     };
     let collector = Collector::new(&mut out, format, render, collect);
@@ -56,20 +65,18 @@ pub fn run(ctx: &Context<'_>, source_arg: Option<&str>, args: &RunArgs) -> Resul
     let policy = Policy {
         allow_write: args.allow_write,
     };
+    let mut last = LastResult::default();
+    last.keep(charts::wanted(args));
     let result = {
         let _running = interrupt::Running::new(slot.handle());
-        statement_turn(src.as_ref(), sql, policy, &slot, sink.as_mut())
+        let mut tee = last.tee(sink.as_mut(), None);
+        statement_turn(src.as_ref(), sql, policy, &slot, &mut tee)
+    };
+    let charted = match &result {
+        Ok(_) => charts::draw(&last, args, sink.as_mut()),
+        Err(_) => Ok(()),
     };
     drop(sink);
     let flushed = out.flush();
-    match result {
-        Ok(_) => match flushed {
-            Err(e) if e.kind() != io::ErrorKind::BrokenPipe => {
-                Err(AiqError::Query(format!("cannot write the result: {e}")))
-            }
-            _ => Ok(()),
-        },
-        Err(_) if interrupt::interrupted() => Err(AiqError::Interrupted),
-        Err(e) => Err(e.into()),
-    }
+    super::finished(result, flushed).and(charted)
 }

@@ -5,6 +5,7 @@
 
 use std::io::{self, IsTerminal, Read, Write};
 
+use super::charts;
 use super::console::Console;
 use super::sink::{CollectOptions, Collector};
 use crate::agent::{EventSink, Keep};
@@ -45,6 +46,7 @@ pub fn run(
             "the question is empty: pass it with -q \"…\" or on stdin".into(),
         ));
     }
+    charts::check(run, true)?;
     // `-s FILE -q …`: one follow-up inside a saved session (SPEC §7.3).
     let session = match &ask.session {
         Some(path) => {
@@ -62,10 +64,16 @@ pub fn run(
     drop(waiting);
     let keep = session.map(Keep::Session).unwrap_or(Keep::Nothing);
     let mut conversation = ctx.conversation(model, opened, keep, run, ask);
+    conversation.keep_results(charts::wanted(run));
 
-    let (format, render) = output_setup(ctx, run);
-    // With a machine format asked for explicitly, words are not a result.
-    let words_refused = run.format.is_some_and(|f| !f.is_for_people());
+    let (format, mut render) = output_setup(ctx, run);
+    if run.chart_out.is_some() {
+        // The image needs every row: the table counts them all.
+        render.count_budget = None;
+    }
+    // With a machine format (or a chart) asked for explicitly, words are
+    // not a result.
+    let words_refused = run.format.is_some_and(|f| !f.is_for_people()) || charts::wanted(run);
     let stdout = io::stdout();
     let stdout_tty = stdout.is_terminal();
     let stderr_tty = io::stderr().is_terminal();
@@ -77,6 +85,8 @@ pub fn run(
         // On a terminal the streamed answer was the prose already.
         prose: !(words_refused || (stdout_tty && stderr_tty)),
         verbose: ctx.global.verbose,
+        charting: charts::replaces_table(run),
+        ascii_charts: ctx.ascii_charts(),
     };
     let collector = Collector::new(&mut out, format, render, collect);
     let mut sink: Box<dyn EventSink + '_> = if stderr_tty {
@@ -92,6 +102,12 @@ pub fn run(
         let _running = interrupt::Running::new(conversation.canceller());
         conversation.ask(question, sink.as_mut())
     };
+    let charted = match &result {
+        Ok(answer) if !answer.is_prose() && !ask.sql_only => {
+            charts::draw(conversation.last_result(), run, sink.as_mut())
+        }
+        _ => Ok(()),
+    };
     drop(sink);
     let _ = out.flush();
     match result {
@@ -105,7 +121,7 @@ pub fn run(
                 "the model answered in words, not SQL: {words}"
             )))
         }
-        Ok(_) => Ok(()),
+        Ok(_) => charted,
         Err(_) if interrupt::interrupted() => Err(AiqError::Interrupted),
         Err(e) => Err(e.into()),
     }

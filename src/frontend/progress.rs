@@ -80,7 +80,8 @@ impl Indicator {
                         drawn = true;
                         i += 1;
                     }
-                    std::thread::sleep(TICK);
+                    // Woken at once by `stop`: ending costs no tick.
+                    std::thread::park_timeout(TICK);
                 }
                 if drawn {
                     erase();
@@ -94,6 +95,7 @@ impl Indicator {
     pub fn stop(&mut self) {
         self.stop.store(true, Ordering::Relaxed);
         if let Some(h) = self.handle.take() {
+            h.thread().unpark();
             let _ = h.join();
         }
     }

@@ -1,5 +1,5 @@
-//! The collector sink: results to stdout in the chosen format, notes to
-//! stderr, nothing else. Single-shot and `-e` output (and, wrapped by the
+//! The collector sink: results (and charts) to stdout in the chosen
+//! format, notes to stderr, nothing else. Single-shot and `-e` output (and, wrapped by the
 //! console sink, the chat's). It never writes the model's streamed text to
 //! stdout: only a finished prose answer, when asked to.
 
@@ -11,6 +11,7 @@ use std::sync::Arc;
 use super::progress::Counter;
 use super::stderr_line;
 use crate::agent::{ConfirmKind, Confirmation, Event, EventSink, Outcome};
+use crate::chart::term::{to_text, Look};
 use crate::render::{self, Format, RenderOptions, Renderer};
 use crate::session::saved_lines;
 
@@ -29,6 +30,12 @@ pub struct CollectOptions {
     pub prose: bool,
     /// `-v`: rows and time of each statement on stderr.
     pub verbose: u8,
+    /// `--chart`: the result is drawn as a chart after the turn, so its
+    /// rows are read whole but not printed.
+    pub charting: bool,
+    /// Charts in ASCII only (a terminal that cannot show block or braille
+    /// characters).
+    pub ascii_charts: bool,
 }
 
 /// The output, shared between the collector and the renderer of the
@@ -126,6 +133,7 @@ impl<'a> Collector<'a> {
         more: bool,
     ) -> io::Result<()> {
         let mut hidden = 0;
+        let shown = self.renderer.is_some();
         if let Some(mut r) = self.renderer.take() {
             r.finish()?;
             hidden = r.hidden();
@@ -139,7 +147,9 @@ impl<'a> Collector<'a> {
         if self.options.verbose > 0 {
             stderr_line(&format!("{rows} rows in {elapsed:.1?}"));
         }
-        self.last = Some(Finished {
+        // A footer belongs to a result that was shown: the rows of a Lua
+        // program's `aiq.query` went to the program, not here.
+        self.last = (shown || changed).then_some(Finished {
             rows,
             hidden,
             more,
@@ -182,14 +192,28 @@ impl EventSink for Collector<'_> {
                 // failed attempt leaks into the next.
                 self.renderer = None;
                 self.last = None;
-                self.renderer().columns(&columns)?
+                if !self.options.charting {
+                    self.renderer().columns(&columns)?
+                }
             }
             Event::Rows(rows) => {
                 self.counter.add_rows(rows.len() as u64);
-                let r = self.renderer();
-                for row in &rows {
-                    r.row(row)?;
+                if !self.options.charting {
+                    let r = self.renderer();
+                    for row in &rows {
+                        r.row(row)?;
+                    }
                 }
+            }
+            Event::Chart(chart) => {
+                let look = Look {
+                    unicode: !self.options.ascii_charts,
+                    color: self.render.color,
+                };
+                let width = self.render.width.unwrap_or(80);
+                self.out
+                    .write_all(to_text(&chart, width, look).as_bytes())?;
+                self.out.flush()?;
             }
             Event::QueryFinished {
                 rows,

@@ -3,8 +3,10 @@
 
 #![allow(dead_code)]
 
+pub mod corpus;
 pub mod llama;
 pub mod llm;
+pub mod mcp;
 #[cfg(unix)]
 pub mod screen;
 pub mod servers;
@@ -202,4 +204,20 @@ pub fn pty(
     let mut session = expectrl::Session::spawn(cmd).expect("spawn aiq in a pty");
     session.set_expect_timeout(Some(std::time::Duration::from_secs(20)));
     session
+}
+
+/// The demo shop generator (examples/demo_shop.rs), which `cargo test`
+/// builds next to the test binaries.
+pub fn demo_shop_generator() -> PathBuf {
+    let exe = std::env::current_exe().expect("test binary path");
+    let dir = exe.parent().and_then(|d| d.parent()).expect("target dir");
+    let path = dir
+        .join("examples")
+        .join(format!("demo_shop{}", std::env::consts::EXE_SUFFIX));
+    assert!(
+        path.exists(),
+        "{} is missing: run the whole suite with `cargo test` (or `bash .ci/test`), which builds the examples",
+        path.display()
+    );
+    path
 }

@@ -17,7 +17,7 @@ use super::console::Console;
 use super::sink::{is_yes, CollectOptions, Collector};
 use super::start::{open_for_chat, EditorPrompt};
 use super::stderr_line;
-use crate::agent::{Confirmation, Conversation, EventSink, Flow};
+use crate::agent::{Confirmation, Conversation, EventSink, Flow, Mode};
 use crate::cli::{AskArgs, RunArgs};
 use crate::context::{render_options, Context};
 use crate::error::AiqError;
@@ -103,7 +103,10 @@ struct Chat<'a> {
 impl Chat<'_> {
     fn run_loop(&mut self, history_file: &std::path::Path) {
         loop {
-            let prompt = format!("aiq[{}]> ", self.conversation.label());
+            let prompt = match self.conversation.mode() {
+                Mode::Sql => format!("aiq[{}]> ", self.conversation.label()),
+                Mode::Lua => format!("aiq[{} lua]> ", self.conversation.label()),
+            };
             let input = match self.editor.readline(&prompt) {
                 Ok(line) => joined(&line),
                 Err(ReadlineError::Interrupted) => continue,

@@ -11,6 +11,7 @@ use crossterm::event::{KeyEvent, MouseEvent};
 use ratatui::style::{Modifier, Style};
 use ratatui_textarea::TextArea;
 
+use super::chart::ChartView;
 use super::grid::Grid;
 use super::log::{Kind, Log};
 use super::transcript::{from_history, Entry, Transcript};
@@ -40,6 +41,8 @@ pub enum Action {
     Cancel,
     /// Answer a confirmation.
     Answer(Confirmation, bool),
+    /// Chart the last result (the chart comes back as an event).
+    Chart,
     /// Save and quit.
     Quit,
 }
@@ -180,6 +183,8 @@ pub struct App {
     pub(super) transcript: Transcript,
     pub(super) log: Log,
     pub(super) grid: Grid,
+    /// The result pane's chart view (`c`, `/chart`).
+    pub(super) chart: ChartView,
     pub(super) input: TextArea<'static>,
     pub(super) history: InputHistory,
     pub(super) focus: Focus,
@@ -214,6 +219,7 @@ impl App {
             transcript: Transcript::default(),
             log: Log::default(),
             grid: Grid::default(),
+            chart: ChartView::default(),
             input: TextArea::default(),
             history: InputHistory {
                 entries: history,

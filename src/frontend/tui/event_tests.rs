@@ -1,16 +1,17 @@
 //! The conversation's events fed to an [`App`] without a terminal: what
 //! each pane shows, the tokens, the grid, the status line's facts and the
-//! lines printed on leaving.
+//! lines printed on leaving; the chart key and the chart event.
 
 use std::path::PathBuf;
 
 use crossterm::event::KeyCode;
 
-use super::app::{Msg, Phase};
+use super::app::{Action, Focus, Msg, Phase};
 use super::app_tests::{answered_turn, app, events, key, status, typed};
 use super::transcript::Entry;
 use crate::agent::{AgentError, Event, Mode, Outcome};
 use crate::render::Format;
+use crate::source::{Column, Value};
 
 #[test]
 fn a_turn_streams_into_the_panes() {
@@ -183,4 +184,72 @@ fn a_result_cut_short_after_counting_says_there_are_more() {
         a.grid.footer(4, 78),
         " showing first 3 of 12,345+ rows · 4 ms · rows 1–3 · cols 1–2 of 2 "
     );
+}
+
+/// The chart `/chart` (or `c`) sends for the rows of [`answered_turn`].
+pub fn answered_chart() -> Event {
+    let columns = [Column::new("country", "TEXT"), Column::new("n", "INTEGER")];
+    let mut rec =
+        crate::chart::Recording::new(&columns, Some("how many customers per country?".into()));
+    for (c, n) in [(Some("DE"), 2), (None, 1), (Some("US"), 3)] {
+        rec.push(&[
+            c.map_or(Value::Null, |c| Value::Text(c.into())),
+            Value::Int(n),
+        ]);
+    }
+    let chart = crate::chart::build(&rec, &crate::chart::ChartSpec::default()).unwrap();
+    Event::Chart(Box::new(chart))
+}
+
+#[test]
+fn c_on_the_result_pane_asks_for_the_chart_then_switches_chart_and_table() {
+    let mut a = app();
+    a.update(key(KeyCode::Tab));
+    a.update(key(KeyCode::Tab));
+    assert_eq!(a.focus, Focus::Result);
+    // Nothing to chart yet.
+    assert!(a.update(key(KeyCode::Char('c'))).is_empty());
+    assert_eq!(
+        a.hint.as_ref().unwrap().0,
+        "no result to chart yet: ask a question or run /sql first"
+    );
+    events(&mut a, answered_turn());
+    let actions = a.update(key(KeyCode::Char('c')));
+    assert!(matches!(actions[..], [Action::Chart]), "{actions:?}");
+    assert_eq!(a.hint.as_ref().unwrap().0, "drawing the chart…");
+    events(&mut a, vec![answered_chart()]);
+    assert!(a.chart.shown().is_some());
+    assert!(a.hint.is_none());
+    // c switches back to the table and to the chart again, without asking.
+    assert!(a.update(key(KeyCode::Char('c'))).is_empty());
+    assert!(a.chart.shown().is_none());
+    assert!(a.update(key(KeyCode::Char('c'))).is_empty());
+    assert!(a.chart.shown().is_some());
+    // A new statement: its result has no chart yet.
+    events(
+        &mut a,
+        vec![Event::QueryStarted {
+            sql: "SELECT 2".into(),
+        }],
+    );
+    assert!(a.chart.shown().is_none() && !a.chart.has_chart());
+}
+
+#[test]
+fn c_elsewhere_types_and_a_running_turn_is_not_charted() {
+    let mut a = app();
+    typed(&mut a, "c");
+    assert_eq!(a.input.lines().join(""), "c");
+    a.update(key(KeyCode::Enter));
+    assert!(a.busy());
+    a.focus = Focus::Result;
+    assert!(a.update(key(KeyCode::Char('c'))).is_empty());
+    assert_eq!(
+        a.hint.as_ref().unwrap().0,
+        "a turn is running: chart its result when it is done"
+    );
+    // `/chart` typed: its chart shows in the pane when it comes.
+    events(&mut a, answered_turn());
+    events(&mut a, vec![answered_chart()]);
+    assert!(a.chart.shown().is_some());
 }

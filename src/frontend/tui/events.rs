@@ -1,5 +1,6 @@
 //! How the conversation's events change the view: streamed text into the
-//! conversation pane, statements into the grid, requests, tokens, retries
+//! conversation pane, statements into the grid, a chart into the result
+//! pane, requests, tokens, retries
 //! and tool calls into the log, questions into a dialog, and the end of a
 //! turn. Part of [`App::update`].
 
@@ -35,6 +36,7 @@ impl App {
                 self.phase(Phase::Running);
                 self.note(Kind::Statement, &sql);
                 self.grid.start(&sql);
+                self.chart.clear();
             }
             Event::Columns(columns) => self.grid.columns(columns),
             Event::Rows(rows) => self.grid.push(rows),
@@ -64,6 +66,10 @@ impl App {
             Event::Output(text) => self.show(Entry::Output(text)),
             Event::Usage(u) => self.usage(u),
             Event::Listing(text) => self.show(Entry::Listing(text)),
+            Event::Chart(chart) => {
+                self.hint = None;
+                self.chart.set(chart);
+            }
             Event::Notice(text) => self.show(Entry::Notice(text)),
             Event::Warning(text) => self.warning(text),
             Event::CommandFailed(text) => self.show(Entry::Error(text)),

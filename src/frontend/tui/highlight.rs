@@ -1,7 +1,8 @@
 //! Syntax colours for the code the model writes, by answer kind: SQL
 //! through sqlparser's own tokenizer (so what is coloured a keyword is what
-//! the safety gate reads as one). Code that does not tokenize yet — a
-//! statement still streaming in, an open quote — is shown plain.
+//! the safety gate reads as one), Lua line by line (keywords, strings,
+//! numbers, comments). Code that does not tokenize yet — a statement still
+//! streaming in, an open quote — is shown plain.
 
 use ratatui::style::{Color, Modifier, Style};
 use ratatui::text::{Line, Span};
@@ -15,7 +16,79 @@ use crate::agent::Mode;
 pub fn code_lines(mode: Mode, code: &str) -> Vec<Line<'static>> {
     match mode {
         Mode::Sql => sql_lines(code),
+        Mode::Lua => code.split('\n').map(lua_line).collect(),
     }
+}
+
+const LUA_KEYWORDS: &[&str] = &[
+    "and", "break", "do", "else", "elseif", "end", "false", "for", "function", "goto", "if", "in",
+    "local", "nil", "not", "or", "repeat", "return", "then", "true", "until", "while",
+];
+
+/// One line of Lua, coloured: `--` comments, quoted strings, numbers and
+/// keywords (long strings and comments across lines stay plain).
+fn lua_line(line: &str) -> Line<'static> {
+    let chars: Vec<char> = line.chars().collect();
+    let mut spans = Vec::new();
+    let (mut i, mut plain) = (0, String::new());
+    let push = |spans: &mut Vec<Span<'static>>, plain: &mut String, text: String, style| {
+        if !plain.is_empty() {
+            spans.push(Span::raw(std::mem::take(plain)));
+        }
+        spans.push(Span::styled(text, style));
+    };
+    while i < chars.len() {
+        let c = chars[i];
+        let word_end = |from: usize, ok: fn(char) -> bool| {
+            (from..chars.len())
+                .find(|&j| !ok(chars[j]))
+                .unwrap_or(chars.len())
+        };
+        if c == '-' && chars.get(i + 1) == Some(&'-') {
+            let rest: String = chars[i..].iter().collect();
+            push(&mut spans, &mut plain, rest, comment());
+            break;
+        } else if c == '"' || c == '\'' {
+            let mut j = i + 1;
+            while j < chars.len() && chars[j] != c {
+                j += if chars[j] == '\\' { 2 } else { 1 };
+            }
+            let end = (j + 1).min(chars.len());
+            push(
+                &mut spans,
+                &mut plain,
+                chars[i..end].iter().collect(),
+                string(),
+            );
+            i = end;
+        } else if c.is_ascii_digit() {
+            let end = word_end(i, |c| c.is_ascii_alphanumeric() || c == '.');
+            push(
+                &mut spans,
+                &mut plain,
+                chars[i..end].iter().collect(),
+                number(),
+            );
+            i = end;
+        } else if c.is_alphabetic() || c == '_' {
+            let end = word_end(i, |c| c.is_alphanumeric() || c == '_');
+            let word: String = chars[i..end].iter().collect();
+            let after_dot = i > 0 && chars[i - 1] == '.';
+            if !after_dot && LUA_KEYWORDS.contains(&word.as_str()) {
+                push(&mut spans, &mut plain, word, keyword());
+            } else {
+                plain.push_str(&word);
+            }
+            i = end;
+        } else {
+            plain.push(c);
+            i += 1;
+        }
+    }
+    if !plain.is_empty() {
+        spans.push(Span::raw(plain));
+    }
+    Line::from(spans)
 }
 
 /// What a fence's info string (```` ```sql ````) names, if it is a mode.
@@ -205,7 +278,30 @@ mod tests {
     }
 
     #[test]
+    fn lua_keeps_its_text_and_colours_keywords_strings_numbers() {
+        let code = "local rows = aiq.query('SELECT 1') -- one\nfor i = 1, #rows do print(\"x\", t.end_) end";
+        let lines = code_lines(Mode::Lua, code);
+        assert_eq!(text(&lines), code.split('\n').collect::<Vec<_>>());
+        let style_of = |line: usize, word: &str| {
+            lines[line]
+                .spans
+                .iter()
+                .find(|s| s.content == word)
+                .map(|s| s.style)
+                .unwrap()
+        };
+        assert_eq!(style_of(0, "local"), keyword());
+        assert_eq!(style_of(0, "'SELECT 1'"), string());
+        assert_eq!(style_of(0, "-- one"), comment());
+        assert_eq!(style_of(1, "for"), keyword());
+        assert_eq!(style_of(1, "1"), number());
+        assert_eq!(style_of(1, "\"x\""), string());
+        assert_eq!(style_of(1, "end"), keyword());
+    }
+
+    #[test]
     fn fences_name_modes() {
+        assert_eq!(fence_mode("lua"), Some(Mode::Lua));
         assert_eq!(fence_mode("sql"), Some(Mode::Sql));
         assert_eq!(fence_mode(" SQL "), Some(Mode::Sql));
         assert_eq!(fence_mode("python"), None);

@@ -5,7 +5,8 @@
 //! the input history at the input's first/last line, Tab moves the focus,
 //! arrows/PgUp/PgDn/Home/End and the wheel scroll, Ctrl-L clears the log,
 //! Ctrl-C cancels a turn (idle: twice within two seconds quits), Ctrl-D
-//! and Esc save and quit, F1 or `?` on an empty line show the help.
+//! and Esc save and quit, F1 or `?` on an empty line show the help, `c` on
+//! the result pane switches between its table and its chart.
 
 use crossterm::event::{
     KeyCode, KeyEvent, KeyEventKind, KeyModifiers, MouseButton, MouseEvent, MouseEventKind,
@@ -68,9 +69,30 @@ impl App {
             KeyCode::Tab => self.set_focus(self.focus.next()),
             KeyCode::BackTab => self.set_focus(self.focus.previous()),
             _ if self.focus == Focus::Input => return self.input_key(key),
+            KeyCode::Char('c') if self.focus == Focus::Result && key.modifiers.is_empty() => {
+                return self.chart_key()
+            }
             _ => self.pane_key(key),
         }
         actions
+    }
+
+    /// `c` on the result pane: chart ↔ table. The first time for a result
+    /// the conversation draws the chart (it comes back as an event).
+    fn chart_key(&mut self) -> Vec<Action> {
+        if self.chart.showing {
+            self.chart.showing = false;
+        } else if self.chart.has_chart() {
+            self.chart.showing = true;
+        } else if self.busy() {
+            self.say("a turn is running: chart its result when it is done");
+        } else if self.grid.finished.is_none() {
+            self.say("no result to chart yet: ask a question or run /sql first");
+        } else {
+            self.say("drawing the chart…");
+            return vec![Action::Chart];
+        }
+        Vec::new()
     }
 
     fn open_help(&mut self) {

@@ -11,8 +11,8 @@
 //!   `events.rs`): all state, changed only by [`App::update`], which
 //!   returns [`Action`]s for the worker;
 //! - [`view`] (`view.rs`): a pure drawing of an `App` into a frame, with
-//!   the panes' parts in `transcript.rs`, `grid.rs`, `log.rs`, `scroll.rs`
-//!   and `highlight.rs`;
+//!   the panes' parts in `transcript.rs`, `grid.rs`, `chart.rs` (the
+//!   result pane's chart view), `log.rs`, `scroll.rs` and `highlight.rs`;
 //! - `terminal.rs`: raw mode and the alternate screen (restored on every
 //!   way out, panics included) and the small loop around them.
 //!
@@ -21,6 +21,7 @@
 //! confirmation events and are answered from a dialog.
 
 mod app;
+mod chart;
 mod events;
 mod grid;
 mod highlight;

@@ -1,7 +1,7 @@
 //! Screens as ratatui's `TestBackend` draws them, kept as insta snapshots
 //! (`src/frontend/tui/snapshots/`), each at 80×24 and 120×40: the empty
 //! start, an answer streaming in, a wide result scrolled right, an error,
-//! the `/clear` question and the key help.
+//! the `/clear` question, a chart in the result pane and the key help.
 
 use std::time::{Duration, Instant};
 
@@ -11,6 +11,7 @@ use ratatui::Terminal;
 
 use super::app::{App, Msg};
 use super::app_tests::{answered_turn, app_at, events, key, typed};
+use super::event_tests::answered_chart;
 use super::view::view;
 use crate::agent::{AgentError, ConfirmKind, Confirmation, Event, Outcome};
 use crate::llm::Usage;
@@ -167,6 +168,15 @@ fn clear_dialog() {
 }
 
 #[test]
+fn chart_in_the_result_pane() {
+    check("chart_in_the_result_pane", |app, _| {
+        ask(app, "how many customers per country?");
+        events(app, answered_turn());
+        events(app, vec![answered_chart()]);
+    });
+}
+
+#[test]
 fn help_overlay() {
     check("help_overlay", |app, _| {
         events(app, answered_turn());
@@ -205,6 +215,8 @@ fn tiny_screens_do_not_panic() {
         let mut terminal = Terminal::new(TestBackend::new(w, h)).unwrap();
         terminal.draw(|f| view(&app, f)).unwrap();
         app.update(key(KeyCode::Esc));
+        events(&mut app, vec![answered_chart()]);
+        terminal.draw(|f| view(&app, f)).unwrap();
         let (c, _p) = Confirmation::new(
             ConfirmKind::Write,
             "Run this statement?",

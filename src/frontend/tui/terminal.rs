@@ -198,6 +198,9 @@ fn perform(action: Action, worker: &Worker, history: &mut DefaultHistory, histor
         }
         Action::Cancel => worker.cancel(),
         Action::Answer(confirmation, yes) => confirmation.answer(yes),
+        Action::Chart => worker.run(|conversation, sink| {
+            conversation.chart(&crate::chart::ChartSpec::default(), sink)
+        }),
         Action::Quit => {}
     }
 }

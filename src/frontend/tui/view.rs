@@ -12,6 +12,7 @@ use ratatui::Frame;
 use unicode_width::UnicodeWidthStr;
 
 use super::app::{App, Focus, Overlay};
+use super::chart::ChartView;
 use super::highlight::code_lines;
 use super::scroll::{draw_rows, row_count, visible_rows, wrap};
 use super::text::{count, duration};
@@ -139,6 +140,13 @@ fn conversation(app: &App, area: Rect, buf: &mut Buffer) {
 }
 
 fn result(app: &App, area: Rect, buf: &mut Buffer) {
+    if let Some(chart) = app.chart.shown() {
+        let width = area.width as usize;
+        let block = pane(ChartView::title(chart, width), app.focus == Focus::Result)
+            .title_bottom(Line::from(ChartView::footer(chart, width)).right_aligned());
+        ChartView::draw(chart, framed(block, area, buf), buf);
+        return;
+    }
     let g = &app.grid;
     let inside = inner(area);
     let mut block = pane(g.title(area.width as usize), app.focus == Focus::Result);
@@ -264,6 +272,7 @@ const KEYS: &[(&str, &str)] = &[
     ),
     ("Home / End", "top / bottom of the focused pane"),
     ("mouse wheel", "scroll the pane under the pointer"),
+    ("c", "on the result pane: chart ↔ table (also /chart)"),
     ("Ctrl-L", "clear the log"),
     ("Ctrl-C", "cancel the turn; when idle, twice to quit"),
     ("Ctrl-D, Esc", "save the session and quit"),

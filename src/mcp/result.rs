@@ -1,0 +1,499 @@
+//! The MCP front end's [`EventSink`]: it keeps what a tool call returns —
+//! the result's columns and the rows that fit the caps (rows, bytes), the
+//! code the model proposed, notes — and answers the runner's confirmation
+//! of a write through a [`Consent`] (the client's elicitation). Rows beyond
+//! a cap stop the statement: the result is marked truncated.
+
+use std::io;
+use std::time::Duration;
+
+use serde::Serialize;
+use serde_json::{json, Value as Json};
+
+use crate::agent::{ConfirmKind, Event, EventSink, Outcome};
+use crate::render::{self, Format, RenderOptions};
+use crate::source::{Column, EnoughRows, Value};
+
+/// Whether a statement that changes data may run.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Decision {
+    Yes,
+    /// No, and why (shown to the client).
+    No(String),
+    /// Not yet: the client is asked in another round (protocol 2026-07-28).
+    AskNextRound,
+}
+
+/// Asks the client whether a write may run.
+pub trait Consent {
+    /// `sql` changes data: may it run?
+    fn decide(&mut self, sql: &str) -> Decision;
+}
+
+/// A consent that always gives the same answer (tests; read-only servers).
+pub struct Fixed(pub Decision);
+
+impl Consent for Fixed {
+    fn decide(&mut self, _sql: &str) -> Decision {
+        self.0.clone()
+    }
+}
+
+/// Rows and bytes one result may return.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Caps {
+    pub rows: usize,
+    /// Bytes of the rows as JSON.
+    pub bytes: usize,
+}
+
+/// A finished statement's facts.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Finished {
+    /// Rows read (for a write: rows changed).
+    pub rows: u64,
+    pub changed: bool,
+    pub elapsed: Duration,
+}
+
+/// A result as a client gets it (`structuredContent` of `run_query`).
+#[derive(Debug, Clone, PartialEq, Serialize, schemars::JsonSchema)]
+pub struct QueryResult {
+    /// The result's columns, in order.
+    pub columns: Vec<ResultColumn>,
+    /// The rows returned, each an array in column order: numbers, strings,
+    /// booleans, null, or JSON for JSON columns.
+    pub rows: Vec<Vec<Json>>,
+    /// How many rows `rows` holds.
+    pub row_count: usize,
+    /// True when the result had more rows than returned (a row or size
+    /// limit): narrow the query, aggregate or add LIMIT to see the rest.
+    pub truncated: bool,
+    /// For a statement that changed data: the rows it changed.
+    pub rows_changed: Option<u64>,
+    /// How long the statement ran, in milliseconds.
+    pub elapsed_ms: Option<u64>,
+}
+
+/// A result column.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, schemars::JsonSchema)]
+pub struct ResultColumn {
+    pub name: String,
+    /// The engine's type name; empty when the engine does not know it.
+    #[serde(rename = "type")]
+    pub type_name: String,
+}
+
+/// What a call collected.
+pub struct ResultSink<'c> {
+    caps: Caps,
+    consent: &'c mut dyn Consent,
+    /// The statement that ran last (a fix replaces an earlier one).
+    pub sql: Option<String>,
+    /// The code the model proposed last (`ask`).
+    pub proposed: Option<String>,
+    pub columns: Vec<Column>,
+    pub rows: Vec<Vec<Value>>,
+    bytes: usize,
+    /// Rows were left out (a cap, or the statement had more).
+    pub truncated: bool,
+    pub finished: Option<Finished>,
+    /// Retries, renamed columns and other notes, in order.
+    pub notes: Vec<String>,
+    /// Why a write did not run, when the client said no.
+    pub declined: Option<String>,
+    /// A write waits for the client's answer in another round: its SQL.
+    pub ask_next_round: Option<String>,
+    pub outcome: Option<Outcome>,
+}
+
+impl<'c> ResultSink<'c> {
+    pub fn new(caps: Caps, consent: &'c mut dyn Consent) -> Self {
+        ResultSink {
+            caps,
+            consent,
+            sql: None,
+            proposed: None,
+            columns: Vec::new(),
+            rows: Vec::new(),
+            bytes: 0,
+            truncated: false,
+            finished: None,
+            notes: Vec::new(),
+            declined: None,
+            ask_next_round: None,
+            outcome: None,
+        }
+    }
+
+    /// Keeps the rows that fit; the first one that does not stops the statement.
+    fn take(&mut self, rows: Vec<Vec<Value>>) -> io::Result<()> {
+        for row in rows {
+            if self.truncated {
+                return Err(EnoughRows::error());
+            }
+            let size = row_json(&row).to_string().len() + 1;
+            if self.rows.len() >= self.caps.rows || self.bytes + size > self.caps.bytes {
+                self.truncated = true;
+                return Err(EnoughRows::error());
+            }
+            self.bytes += size;
+            self.rows.push(row);
+        }
+        Ok(())
+    }
+
+    /// Rows returned (for a write: rows changed); `None` when nothing ran.
+    pub fn rows_returned(&self) -> Option<u64> {
+        let done = self.finished?;
+        Some(if done.changed {
+            done.rows
+        } else {
+            self.rows.len() as u64
+        })
+    }
+
+    /// The result as a compact table (markdown) and a line of counts.
+    pub fn table_text(&self) -> String {
+        let Some(done) = self.finished else {
+            return String::new();
+        };
+        if done.changed {
+            let noun = if done.rows == 1 { "row" } else { "rows" };
+            return format!("{} {noun} changed.", done.rows);
+        }
+        let mut out = Vec::new();
+        let options = RenderOptions {
+            max_rows: None,
+            color: false,
+            width: None,
+            count_budget: None,
+        };
+        {
+            let mut r = render::renderer(Format::Markdown, Box::new(&mut out), options);
+            let drawn = r
+                .columns(&self.columns)
+                .and_then(|_| self.rows.iter().try_for_each(|row| r.row(row)))
+                .and_then(|_| r.finish());
+            drop(r);
+            if drawn.is_err() {
+                out.clear();
+            }
+        }
+        let mut text = String::from_utf8_lossy(&out).into_owned();
+        let n = self.rows.len();
+        let noun = if n == 1 { "row" } else { "rows" };
+        if self.truncated {
+            text.push_str(&format!(
+                "({n} {noun} shown; the result has more, left out by the row or size limit: narrow the query, aggregate, or add LIMIT)\n"
+            ));
+        } else {
+            text.push_str(&format!("({n} {noun})\n"));
+        }
+        text
+    }
+
+    /// The result as structured content: columns with types, typed rows,
+    /// the row count and whether rows were left out.
+    pub fn structured(&self) -> QueryResult {
+        let done = self.finished;
+        QueryResult {
+            columns: self
+                .columns
+                .iter()
+                .map(|c| ResultColumn {
+                    name: c.name.clone(),
+                    type_name: c.type_name.clone(),
+                })
+                .collect(),
+            rows: self
+                .rows
+                .iter()
+                .map(|r| r.iter().map(value_json).collect())
+                .collect(),
+            row_count: self.rows.len(),
+            truncated: self.truncated,
+            rows_changed: done.filter(|d| d.changed).map(|d| d.rows),
+            elapsed_ms: done.map(|d| d.elapsed.as_millis() as u64),
+        }
+    }
+}
+
+impl EventSink for ResultSink<'_> {
+    fn event(&mut self, event: Event) -> io::Result<()> {
+        match event {
+            Event::ThinkingStarted
+            | Event::TextDelta(_)
+            | Event::ToolCall { .. }
+            | Event::ToolResult { .. }
+            | Event::Usage(_)
+            | Event::Listing(_)
+            | Event::SessionSaved(_)
+            | Event::StatusChanged(_)
+            | Event::Output(_)
+            | Event::Chart(_) => {}
+            Event::Proposed { code, .. } => self.proposed = Some(code),
+            Event::Confirm(c) => {
+                let yes = match (c.kind, c.detail.as_deref()) {
+                    (ConfirmKind::Write, Some(sql)) => match self.consent.decide(sql) {
+                        Decision::Yes => true,
+                        Decision::No(why) => {
+                            self.declined = Some(why);
+                            false
+                        }
+                        Decision::AskNextRound => {
+                            self.ask_next_round = Some(sql.to_string());
+                            false
+                        }
+                    },
+                    _ => false,
+                };
+                c.answer(yes);
+            }
+            Event::QueryStarted { sql } => {
+                // A fix starts over: nothing of a failed attempt stays.
+                self.sql = Some(sql);
+                self.columns.clear();
+                self.rows.clear();
+                self.bytes = 0;
+                self.truncated = false;
+                self.finished = None;
+            }
+            Event::Columns(columns) => self.columns = columns,
+            Event::Rows(rows) => self.take(rows)?,
+            Event::QueryFinished {
+                rows,
+                elapsed,
+                changed,
+                more,
+            } => {
+                self.truncated |= more;
+                self.finished = Some(Finished {
+                    rows,
+                    changed,
+                    elapsed,
+                });
+            }
+            Event::Retrying { why, attempt } => self.notes.push(format!("retry {attempt}: {why}")),
+            Event::Notice(text) | Event::Warning(text) | Event::CommandFailed(text) => {
+                self.notes.push(text)
+            }
+            Event::TurnFinished(outcome) => self.outcome = Some(outcome),
+        }
+        Ok(())
+    }
+}
+
+/// A row as JSON values.
+pub fn row_json(row: &[Value]) -> Json {
+    Json::Array(row.iter().map(value_json).collect())
+}
+
+/// A cell as JSON: numbers stay numbers where JSON holds them exactly (an
+/// exact decimal with more digits than a double keeps, or a 128-bit
+/// integer, is a string), NULL is null, JSON columns are embedded, the rest
+/// is the text aiq prints.
+pub fn value_json(v: &Value) -> Json {
+    match v {
+        Value::Null => Json::Null,
+        Value::Bool(b) => Json::Bool(*b),
+        Value::Int(i) => json!(i),
+        Value::BigInt(i) => match (i64::try_from(*i), u64::try_from(*i)) {
+            (Ok(n), _) => json!(n),
+            (_, Ok(n)) => json!(n),
+            _ => Json::String(i.to_string()),
+        },
+        Value::Float(f) => serde_json::Number::from_f64(*f)
+            .map(Json::Number)
+            .unwrap_or(Json::Null),
+        Value::Decimal(d) => decimal_json(d),
+        Value::Json(j) => serde_json::from_str(j).unwrap_or_else(|_| Json::String(j.clone())),
+        other => Json::String(other.to_text()),
+    }
+}
+
+/// Digits a double holds exactly.
+const EXACT_DIGITS: usize = 15;
+
+fn decimal_json(d: &str) -> Json {
+    let digits = d.chars().filter(char::is_ascii_digit).count();
+    let significant = d
+        .trim_start_matches(['-', '+'])
+        .trim_start_matches(['0', '.'])
+        .chars()
+        .filter(char::is_ascii_digit)
+        .count();
+    match d.parse::<f64>() {
+        Ok(f) if f.is_finite() && significant.min(digits) <= EXACT_DIGITS => {
+            serde_json::Number::from_f64(f)
+                .map(Json::Number)
+                .unwrap_or_else(|| Json::String(d.to_string()))
+        }
+        _ => Json::String(d.to_string()),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::agent::Confirmation;
+
+    fn cols() -> Vec<Column> {
+        vec![Column::new("name", "TEXT"), Column::new("n", "INTEGER")]
+    }
+
+    fn rows(n: usize) -> Vec<Vec<Value>> {
+        (0..n)
+            .map(|i| vec![Value::Text(format!("r{i}")), Value::Int(i as i64)])
+            .collect()
+    }
+
+    fn finished(sink: &mut ResultSink<'_>, rows: u64) {
+        sink.event(Event::QueryFinished {
+            rows,
+            elapsed: Duration::from_millis(7),
+            changed: false,
+            more: false,
+        })
+        .unwrap();
+    }
+
+    #[test]
+    fn rows_beyond_the_row_cap_stop_the_statement() {
+        let mut consent = Fixed(Decision::Yes);
+        let mut sink = ResultSink::new(
+            Caps {
+                rows: 3,
+                bytes: 1 << 20,
+            },
+            &mut consent,
+        );
+        sink.event(Event::Columns(cols())).unwrap();
+        let e = sink.event(Event::Rows(rows(5))).unwrap_err();
+        assert!(EnoughRows::is(&e));
+        finished(&mut sink, 5);
+        assert_eq!(sink.rows.len(), 3);
+        let s = serde_json::to_value(sink.structured()).unwrap();
+        assert_eq!(s["row_count"], 3);
+        assert_eq!(s["truncated"], true);
+        assert_eq!(s["rows"][2], json!(["r2", 2]));
+        assert_eq!(s["columns"][1], json!({"name": "n", "type": "INTEGER"}));
+        let text = sink.table_text();
+        assert!(
+            text.starts_with("| name | n |\n| --- | ---: |\n| r0 | 0 |\n"),
+            "{text}"
+        );
+        assert!(
+            text.contains("(3 rows shown; the result has more"),
+            "{text}"
+        );
+    }
+
+    #[test]
+    fn exactly_the_cap_is_not_truncated_and_bytes_cap_too() {
+        let mut consent = Fixed(Decision::Yes);
+        let mut sink = ResultSink::new(
+            Caps {
+                rows: 3,
+                bytes: 1 << 20,
+            },
+            &mut consent,
+        );
+        sink.event(Event::Columns(cols())).unwrap();
+        sink.event(Event::Rows(rows(3))).unwrap();
+        finished(&mut sink, 3);
+        assert!(!sink.truncated);
+        assert!(sink.table_text().ends_with("(3 rows)\n"));
+
+        let mut consent = Fixed(Decision::Yes);
+        // Each row is `["rN",N]` plus a separator: 10 bytes.
+        let mut sink = ResultSink::new(
+            Caps {
+                rows: 100,
+                bytes: 25,
+            },
+            &mut consent,
+        );
+        sink.event(Event::Columns(cols())).unwrap();
+        assert!(sink.event(Event::Rows(rows(5))).is_err());
+        assert_eq!(sink.rows.len(), 2);
+        assert!(sink.truncated);
+    }
+
+    #[test]
+    fn a_fix_starts_the_result_over() {
+        let mut consent = Fixed(Decision::Yes);
+        let caps = Caps {
+            rows: 10,
+            bytes: 1 << 20,
+        };
+        let mut sink = ResultSink::new(caps, &mut consent);
+        sink.event(Event::QueryStarted { sql: "bad".into() })
+            .unwrap();
+        sink.event(Event::Columns(cols())).unwrap();
+        sink.event(Event::Rows(rows(2))).unwrap();
+        sink.event(Event::QueryStarted { sql: "good".into() })
+            .unwrap();
+        sink.event(Event::Columns(vec![Column::new("x", "")]))
+            .unwrap();
+        sink.event(Event::Rows(vec![vec![Value::Int(1)]])).unwrap();
+        finished(&mut sink, 1);
+        assert_eq!(sink.sql.as_deref(), Some("good"));
+        assert_eq!(sink.structured().rows, [[json!(1)]]);
+    }
+
+    #[test]
+    fn confirmations_go_to_the_consent() {
+        for (decision, yes) in [
+            (Decision::Yes, true),
+            (Decision::No("the client declined".into()), false),
+            (Decision::AskNextRound, false),
+        ] {
+            let mut consent = Fixed(decision.clone());
+            let caps = Caps { rows: 1, bytes: 1 };
+            let mut sink = ResultSink::new(caps, &mut consent);
+            let (c, pending) = Confirmation::new(
+                ConfirmKind::Write,
+                "Run this statement?",
+                Some("DELETE FROM t".into()),
+            );
+            sink.event(Event::Confirm(c)).unwrap();
+            assert_eq!(pending.wait(&crate::cancel::CancelToken::new()), Some(yes));
+            match decision {
+                Decision::No(why) => assert_eq!(sink.declined, Some(why)),
+                Decision::AskNextRound => {
+                    assert_eq!(sink.ask_next_round.as_deref(), Some("DELETE FROM t"))
+                }
+                Decision::Yes => assert!(sink.declined.is_none()),
+            }
+        }
+    }
+
+    #[test]
+    fn values_keep_their_types() {
+        assert_eq!(value_json(&Value::Int(-3)), json!(-3));
+        assert_eq!(value_json(&Value::Float(0.5)), json!(0.5));
+        assert_eq!(value_json(&Value::Float(f64::NAN)), Json::Null);
+        assert_eq!(value_json(&Value::Decimal("12.50".into())), json!(12.5));
+        assert_eq!(
+            value_json(&Value::Decimal("12345678901234567890.0123456789".into())),
+            json!("12345678901234567890.0123456789")
+        );
+        assert_eq!(
+            value_json(&Value::BigInt(170141183460469231731687303715884105727)),
+            json!("170141183460469231731687303715884105727")
+        );
+        assert_eq!(
+            value_json(&Value::BigInt(u64::MAX as i128)),
+            json!(u64::MAX)
+        );
+        assert_eq!(
+            value_json(&Value::Json("{\"a\":[1]}".into())),
+            json!({"a": [1]})
+        );
+        assert_eq!(value_json(&Value::Null), Json::Null);
+        assert_eq!(value_json(&Value::Bool(true)), json!(true));
+        let d = chrono::NaiveDate::from_ymd_opt(2024, 2, 29).unwrap();
+        assert_eq!(value_json(&Value::Date(d)), json!("2024-02-29"));
+    }
+}

@@ -1,0 +1,248 @@
+//! The sources an MCP server serves, by name: resolved when the server
+//! starts, opened on first use (a saved server that is down must not stop
+//! the others), then kept open. Each has one connection, shared by the calls
+//! on it one statement at a time ([`SharedSource`]); calls on different
+//! sources run side by side. Never prints; errors are lines for the client.
+
+use std::sync::{Arc, Mutex, MutexGuard};
+use std::time::Duration;
+
+use crate::agent::SourceOpener;
+use crate::cancel::CancelToken;
+use crate::safety::{CheckedSql, Dialect};
+use crate::schema::Catalog;
+use crate::source::{
+    DataSource, EngineKind, ExecError, QueryStats, RowSink, ServerStatus, SourceError,
+};
+
+/// One source as the server knows it before it is opened.
+pub struct Entry {
+    /// The name clients use (`source` argument, `aiq://NAME/schema`).
+    pub name: String,
+    /// Where it is: an absolute path or a URL without password.
+    pub location: String,
+    /// The engine, when the source resolved.
+    pub engine: Option<EngineKind>,
+    /// Why it cannot be used, when it did not resolve.
+    problem: Option<String>,
+    /// What the opener is given (a saved name, a path or a URL).
+    arg: String,
+    opener: Mutex<Box<dyn SourceOpener>>,
+    open: Mutex<Option<Arc<OpenSource>>>,
+}
+
+/// An opened source: its shared connection and catalog.
+pub struct OpenSource {
+    pub source: SharedSource,
+    pub catalog: Arc<Catalog>,
+}
+
+impl Entry {
+    /// A source that resolved (`engine`) or did not (`problem`); `arg` is
+    /// what `opener` opens.
+    pub fn new(
+        name: String,
+        location: String,
+        resolved: Result<EngineKind, String>,
+        arg: String,
+        opener: Box<dyn SourceOpener>,
+    ) -> Self {
+        let (engine, problem) = match resolved {
+            Ok(kind) => (Some(kind), None),
+            Err(why) => (None, Some(why)),
+        };
+        Entry {
+            name,
+            location,
+            engine,
+            problem,
+            arg,
+            opener: Mutex::new(opener),
+            open: Mutex::new(None),
+        }
+    }
+
+    /// Why the source cannot be used, if it cannot.
+    pub fn problem(&self) -> Option<&str> {
+        self.problem.as_deref()
+    }
+
+    /// The tables, if the source was opened already (and is not being
+    /// opened right now).
+    pub fn tables_if_open(&self) -> Option<usize> {
+        let open = self.open.try_lock().ok()?;
+        open.as_ref().map(|o| o.catalog.tables.len())
+    }
+
+    /// The opened source (opening it on first use).
+    pub fn get(&self) -> Result<Arc<OpenSource>, String> {
+        if let Some(why) = &self.problem {
+            return Err(why.clone());
+        }
+        let mut open = lock(&self.open);
+        if let Some(o) = open.as_ref() {
+            return Ok(Arc::clone(o));
+        }
+        let opened = lock(&self.opener).open(&self.arg)?;
+        let o = Arc::new(OpenSource {
+            source: SharedSource::new(opened.source),
+            catalog: Arc::new(opened.catalog),
+        });
+        *open = Some(Arc::clone(&o));
+        Ok(o)
+    }
+}
+
+/// The served sources and the one used when a call names none.
+pub struct Served {
+    entries: Vec<Entry>,
+    default: Option<String>,
+}
+
+impl Served {
+    /// `default` is used when a call names no source (and is ignored unless
+    /// it names one of `entries`); with one source, that one is the default.
+    pub fn new(entries: Vec<Entry>, default: Option<String>) -> Self {
+        let default = match entries.as_slice() {
+            [only] => Some(only.name.clone()),
+            _ => default.filter(|d| entries.iter().any(|e| &e.name == d)),
+        };
+        Served { entries, default }
+    }
+
+    pub fn entries(&self) -> &[Entry] {
+        &self.entries
+    }
+
+    /// The source used when a call names none.
+    pub fn default_name(&self) -> Option<&str> {
+        self.default.as_deref()
+    }
+
+    /// The source `name` names, or the default.
+    pub fn pick(&self, name: Option<&str>) -> Result<&Entry, String> {
+        let names = || {
+            self.entries
+                .iter()
+                .map(|e| e.name.as_str())
+                .collect::<Vec<_>>()
+                .join(", ")
+        };
+        let wanted = match name.map(str::trim).filter(|n| !n.is_empty()) {
+            Some(n) => n,
+            None => match &self.default {
+                Some(d) => d.as_str(),
+                None => {
+                    return Err(format!(
+                        "more than one source is served and none is the default: give `source`, one of {}",
+                        names()
+                    ))
+                }
+            },
+        };
+        self.entries
+            .iter()
+            .find(|e| e.name == wanted)
+            .ok_or_else(|| {
+                format!(
+                    "no source named '{wanted}' is served (sources: {})",
+                    names()
+                )
+            })
+    }
+}
+
+/// How long a statement waits for its source's connection between looks
+/// at its cancel token.
+const WAIT_STEP: Duration = Duration::from_millis(20);
+
+/// One connection shared by the calls on a source: each method takes it
+/// for the time it runs, so statements on one source run one at a time. A
+/// statement waiting for it still answers its cancel token.
+pub struct SharedSource {
+    inner: Arc<Mutex<Box<dyn DataSource>>>,
+    kind: EngineKind,
+    dialect: Dialect,
+    refuses_writes: Option<&'static str>,
+}
+
+impl SharedSource {
+    pub fn new(source: Box<dyn DataSource>) -> Self {
+        SharedSource {
+            kind: source.kind(),
+            dialect: source.dialect(),
+            refuses_writes: source.refuses_writes(),
+            inner: Arc::new(Mutex::new(source)),
+        }
+    }
+
+    /// Another handle on the same connection, for a conversation to own.
+    pub fn handle(&self) -> Box<dyn DataSource> {
+        Box::new(SharedSource {
+            inner: Arc::clone(&self.inner),
+            kind: self.kind,
+            dialect: self.dialect,
+            refuses_writes: self.refuses_writes,
+        })
+    }
+
+    /// The connection, once free; `None` when `cancel` fires first.
+    fn wait(&self, cancel: &CancelToken) -> Option<MutexGuard<'_, Box<dyn DataSource>>> {
+        loop {
+            match self.inner.try_lock() {
+                Ok(guard) => return Some(guard),
+                Err(std::sync::TryLockError::Poisoned(p)) => return Some(p.into_inner()),
+                Err(std::sync::TryLockError::WouldBlock) if cancel.is_cancelled() => return None,
+                Err(std::sync::TryLockError::WouldBlock) => std::thread::sleep(WAIT_STEP),
+            }
+        }
+    }
+}
+
+impl DataSource for SharedSource {
+    fn kind(&self) -> EngineKind {
+        self.kind
+    }
+
+    fn dialect(&self) -> Dialect {
+        self.dialect
+    }
+
+    fn introspect(&self) -> Result<Catalog, SourceError> {
+        lock(&self.inner).introspect()
+    }
+
+    fn execute(
+        &self,
+        sql: &CheckedSql,
+        sink: &mut dyn RowSink,
+        cancel: &CancelToken,
+    ) -> Result<QueryStats, ExecError> {
+        match self.wait(cancel) {
+            Some(source) => source.execute(sql, sink, cancel),
+            None => Err(ExecError::Cancelled),
+        }
+    }
+
+    fn warnings(&self) -> Vec<String> {
+        lock(&self.inner).warnings()
+    }
+
+    fn fingerprint(&self) -> Option<String> {
+        lock(&self.inner).fingerprint()
+    }
+
+    fn refuses_writes(&self) -> Option<&'static str> {
+        self.refuses_writes
+    }
+
+    fn server_status(&self) -> Option<ServerStatus> {
+        lock(&self.inner).server_status()
+    }
+}
+
+/// A mutex's contents; a panic elsewhere while it was held does not make
+/// the data unusable here.
+fn lock<T: ?Sized>(m: &Mutex<T>) -> MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(|p| p.into_inner())
+}

@@ -1,0 +1,3 @@
+-- expect: global 'io'
+local f = io.open("data.txt", "w")
+f:write("pwned")

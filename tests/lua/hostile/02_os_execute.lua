@@ -1,0 +1,2 @@
+-- expect: field 'execute'
+os.execute("touch pwned")

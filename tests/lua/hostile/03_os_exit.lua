@@ -1,0 +1,2 @@
+-- expect: field 'exit'
+os.exit(1)

@@ -1,0 +1,2 @@
+-- expect: field 'getenv'
+print(os.getenv("HOME"))

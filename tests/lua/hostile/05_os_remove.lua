@@ -1,0 +1,2 @@
+-- expect: field 'remove'
+os.remove("data.txt")

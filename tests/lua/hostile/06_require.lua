@@ -1,0 +1,2 @@
+-- expect: global 'require'
+local os = require("os")

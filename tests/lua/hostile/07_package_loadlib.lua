@@ -1,0 +1,2 @@
+-- expect: global 'package'
+package.loadlib("libc.so.6", "system")("touch pwned")

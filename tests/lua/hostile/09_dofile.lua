@@ -1,0 +1,2 @@
+-- expect: global 'dofile'
+dofile("data.txt")

@@ -1,0 +1,2 @@
+-- expect: global 'loadfile'
+loadfile("data.txt")()

@@ -1,0 +1,3 @@
+-- expect: _ENV
+_ENV = nil
+print("still here")

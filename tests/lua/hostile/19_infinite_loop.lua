@@ -1,0 +1,2 @@
+-- expect: time limit of 1 s
+while true do end

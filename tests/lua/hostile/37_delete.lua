@@ -1,0 +1,2 @@
+-- expect: refused: DELETE changes data
+aiq.query("DELETE FROM orders")

@@ -1,0 +1,2 @@
+-- expect: refused: DROP
+aiq.query("DROP TABLE customers")

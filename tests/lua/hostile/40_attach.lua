@@ -1,0 +1,2 @@
+-- expect: is never allowed
+aiq.query("ATTACH DATABASE 'other.db' AS other")

@@ -1,0 +1,2 @@
+-- expect: uses `..`
+print(aiq.read_file("../secret.txt"))

@@ -1,0 +1,2 @@
+-- expect: is an absolute path
+print(aiq.read_file("/etc/passwd"))

@@ -1,0 +1,2 @@
+-- expect: --allow-write
+aiq.write_file("out.txt", "pwned")

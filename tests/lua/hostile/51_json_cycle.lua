@@ -1,0 +1,4 @@
+-- expect: contains itself
+local t = {}
+t.self = t
+print(aiq.json_encode(t))

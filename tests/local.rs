@@ -154,6 +154,13 @@ fn llama_cpp_vllm_and_ollama_behind_openai_say_their_window() {
         let chat = &server.chats()[0];
         assert_fits(chat, window);
         assert_eq!(chat.body["max_tokens"], (window / 8).clamp(256, 2048));
+        // Asked with the key, as a server that needs one wants.
+        let asked = server.requests();
+        let props = asked.iter().find(|r| r.path == "/props").unwrap();
+        assert_eq!(
+            props.header("authorization"),
+            Some(format!("Bearer {}", common::SECRET_KEY).as_str())
+        );
         // aiq doctor says the same.
         let out = sb
             .aiq_with(&server, "openai")

@@ -164,7 +164,7 @@ impl<W: Wire> ChatModel for HttpModel<W> {
     fn window(&self) -> Window {
         self.book.get(|| {
             self.runtime
-                .block_on(probe::ask(&self.client, &self.probe, &self.model))
+                .block_on(probe::ask(&self.asker(), &self.probe, &self.model))
         })
     }
 
@@ -206,6 +206,13 @@ impl<W: Wire> ChatModel for HttpModel<W> {
 }
 
 impl<W: Wire> HttpModel<W> {
+    fn asker(&self) -> probe::Asker<'_> {
+        probe::Asker {
+            client: &self.client,
+            headers: self.wire.headers(),
+        }
+    }
+
     /// Lists the provider's models once, without retries: is the endpoint
     /// there, is the key accepted, is the model known.
     pub(crate) fn check(&self) -> Result<String, LlmError> {

@@ -50,17 +50,31 @@ impl Probe {
     }
 }
 
+/// The client to ask with, and the headers every request to the server
+/// carries (its key, if it needs one).
+pub(crate) struct Asker<'a> {
+    pub client: &'a reqwest::Client,
+    pub headers: reqwest::header::HeaderMap,
+}
+
 /// Asks the server; `None` when it cannot say.
-pub(crate) async fn ask(client: &reqwest::Client, probe: &Probe, model: &str) -> Option<Window> {
+pub(crate) async fn ask(http: &Asker<'_>, probe: &Probe, model: &str) -> Option<Window> {
     match probe {
         Probe::Nothing => None,
-        Probe::Ollama(host) => Some(ollama(client, host, model).await),
-        Probe::OpenAiCompatible(base) => openai_compatible(client, base, model).await,
+        Probe::Ollama(host) => Some(ollama(http, host, model).await),
+        Probe::OpenAiCompatible(base) => openai_compatible(http, base, model).await,
     }
 }
 
-async fn get(client: &reqwest::Client, url: &str) -> Option<Value> {
-    let response = client.get(url).timeout(ASK_TIMEOUT).send().await.ok()?;
+async fn get(http: &Asker<'_>, url: &str) -> Option<Value> {
+    let response = http
+        .client
+        .get(url)
+        .headers(http.headers.clone())
+        .timeout(ASK_TIMEOUT)
+        .send()
+        .await
+        .ok()?;
     if !response.status().is_success() {
         return None;
     }
@@ -84,17 +98,19 @@ fn server(tokens: usize, what: &str) -> Window {
 /// trained context length capped at [`OLLAMA_PLANNED`]; else
 /// [`OLLAMA_DEFAULT`]. aiq sends this as `options.num_ctx`, so it is the
 /// window Ollama runs with.
-async fn ollama(client: &reqwest::Client, host: &str, model: &str) -> Window {
-    match show(client, host, model).await {
+async fn ollama(http: &Asker<'_>, host: &str, model: &str) -> Window {
+    match show(http, host, model).await {
         Some(shown) => ollama_window(&shown),
         None => server(OLLAMA_DEFAULT, "Ollama's default"),
     }
 }
 
 /// Ollama's `POST /api/show` for the model, if the server is Ollama.
-async fn show(client: &reqwest::Client, host: &str, model: &str) -> Option<Value> {
-    let response = client
+async fn show(http: &Asker<'_>, host: &str, model: &str) -> Option<Value> {
+    let response = http
+        .client
         .post(format!("{host}/api/show"))
+        .headers(http.headers.clone())
         .json(&json!({"model": model, "name": model}))
         .timeout(ASK_TIMEOUT)
         .send()
@@ -148,24 +164,24 @@ pub(crate) fn ollama_window(shown: &Value) -> Window {
 /// llama.cpp's `/props`, then Ollama's `/api/show` (Ollama serves an
 /// OpenAI-compatible endpoint too), then the model list, then LM Studio's
 /// own API.
-async fn openai_compatible(client: &reqwest::Client, base: &str, model: &str) -> Option<Window> {
+async fn openai_compatible(http: &Asker<'_>, base: &str, model: &str) -> Option<Window> {
     let root = base.trim_end_matches("/v1");
-    if let Some(props) = get(client, &format!("{root}/props")).await {
+    if let Some(props) = get(http, &format!("{root}/props")).await {
         let n = tokens(&props["default_generation_settings"]["n_ctx"])
             .or_else(|| tokens(&props["n_ctx"]));
         if let Some(n) = n {
             return Some(server(n, "the server's /props (llama.cpp)"));
         }
     }
-    if let Some(shown) = show(client, root, model).await {
+    if let Some(shown) = show(http, root, model).await {
         return Some(ollama_openai_window(&shown));
     }
-    if let Some(list) = get(client, &format!("{base}/models")).await {
+    if let Some(list) = get(http, &format!("{base}/models")).await {
         if let Some(n) = listed_window(&list, model) {
             return Some(server(n, "the server's model list"));
         }
     }
-    let lm_studio = get(client, &format!("{root}/api/v0/models/{model}")).await?;
+    let lm_studio = get(http, &format!("{root}/api/v0/models/{model}")).await?;
     let n = tokens(&lm_studio["loaded_context_length"])
         .or_else(|| tokens(&lm_studio["max_context_length"]))?;
     Some(server(n, "LM Studio's model info"))

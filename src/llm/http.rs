@@ -363,14 +363,30 @@ pub(crate) fn error_text(provider: &str, text: &str) -> LlmError {
     LlmError::new(LlmErrorKind::Http, format!("{provider}: {text}"))
 }
 
+/// The message of a JSON error body (`{"error":{"message":…}}`,
+/// `{"error":"…"}`, `{"message":…}`), else the body as it is.
+fn server_words(body: &str) -> String {
+    let Ok(v) = serde_json::from_str::<serde_json::Value>(body) else {
+        return body.to_string();
+    };
+    let words = [&v["error"]["message"], &v["error"], &v["message"]]
+        .into_iter()
+        .find_map(|m| m.as_str().map(str::to_string));
+    words.unwrap_or_else(|| body.to_string())
+}
+
 /// An HTTP error status as an [`LlmError`] that says what to do.
 fn classify(provider: &str, status: StatusCode, body: &str) -> LlmError {
     let quoted = head(body.trim(), QUOTE);
     let lower = body.to_ascii_lowercase();
     let code = status.as_u16();
     if matches!(code, 400 | 413 | 422 | 500) && window::is_context_error(&lower) {
+        let words = server_words(body);
         return LlmError::context(
-            format!("{provider}: the prompt is longer than the model's context window ({quoted})"),
+            format!(
+                "{provider}: the prompt is longer than the model's context window ({})",
+                head(words.trim(), QUOTE)
+            ),
             body,
         );
     }
@@ -434,6 +450,20 @@ mod tests {
         let e = classify("openai", StatusCode::BAD_REQUEST, &"x".repeat(500));
         assert_eq!(e.kind, LlmErrorKind::Http);
         assert!(e.message.len() < 300, "{}", e.message);
+    }
+
+    #[test]
+    fn context_errors_quote_the_servers_message() {
+        let e = classify(
+            "openai",
+            StatusCode::BAD_REQUEST,
+            r#"{"error":{"message":"This model's maximum context length is 4096 tokens. However, you requested 5000 tokens.","code":"context_length_exceeded"}}"#,
+        );
+        assert_eq!(
+            e.message,
+            "openai: the prompt is longer than the model's context window (This model's maximum context length is 4096 tokens. However, you requested 5000 tokens.)"
+        );
+        assert_eq!((e.limit, e.requested), (Some(4096), Some(5000)));
     }
 
     #[test]

@@ -168,6 +168,10 @@ pub struct ModelArgs {
     /// Wait for the whole reply instead of streaming
     #[arg(long)]
     pub no_stream: bool,
+
+    /// The model's context window in tokens (default: asked from the server or learned)
+    #[arg(long, value_name = "N", value_parser = parse_window)]
+    pub context_tokens: Option<usize>,
 }
 
 impl ModelArgs {
@@ -178,6 +182,7 @@ impl ModelArgs {
             model: self.model.clone(),
             base_url: self.base_url.clone(),
             no_stream: self.no_stream,
+            context_tokens: self.context_tokens,
         }
     }
 }
@@ -382,6 +387,16 @@ fn parse_mode(s: &str) -> Result<Mode, String> {
 }
 
 /// A count of rows or pairs: a whole number, 0 or more.
+fn parse_window(s: &str) -> Result<usize, String> {
+    let min = crate::llm::window::MIN_TOKENS;
+    match s.trim().replace('_', "").parse::<usize>() {
+        Ok(n) if n >= min => Ok(n),
+        _ => Err(format!(
+            "'{s}' is not a context window: give the model's window in tokens, {min} or more (e.g. 8192)"
+        )),
+    }
+}
+
 fn parse_count(s: &str) -> Result<usize, String> {
     s.trim()
         .parse::<usize>()

@@ -40,6 +40,9 @@ pub struct LlmConfig {
     pub api_key: Option<String>,
     pub timeout_secs: u64,
     pub max_retries: u32,
+    /// The model's context window in tokens; asked from the server or
+    /// learned from its errors when unset.
+    pub context_tokens: Option<usize>,
 }
 
 impl Default for LlmConfig {
@@ -51,6 +54,7 @@ impl Default for LlmConfig {
             api_key: None,
             timeout_secs: 120,
             max_retries: 3,
+            context_tokens: None,
         }
     }
 }
@@ -233,6 +237,9 @@ impl Config {
         }
         llm["timeout_secs"] = toml_edit::value(self.llm.timeout_secs as i64);
         llm["max_retries"] = toml_edit::value(i64::from(self.llm.max_retries));
+        if let Some(n) = self.llm.context_tokens {
+            llm["context_tokens"] = toml_edit::value(n as i64);
+        }
         doc["llm"] = toml_edit::Item::Table(llm);
         let mut chat = toml_edit::Table::new();
         chat["history_limit"] = toml_edit::value(self.chat.history_limit as i64);
@@ -310,13 +317,21 @@ fn privacy_keys(t: &mut toml_edit::Table, p: &crate::privacy::PrivacyConfig) {
 }
 
 fn parse_file(text: &str, path: &Path) -> Result<FileConfig, AiqError> {
-    toml::from_str(text).map_err(|e| {
+    let file: FileConfig = toml::from_str(text).map_err(|e| {
         AiqError::Usage(format!(
             "invalid config {}: {} (fix or remove the key; `aiq config init` writes a commented example)",
             path.display(),
             e.message()
         ))
-    })
+    })?;
+    let min = crate::llm::window::MIN_TOKENS;
+    if let Some(n) = file.llm.context_tokens.filter(|&n| n < min) {
+        return Err(AiqError::Usage(format!(
+            "invalid config {}: `llm.context_tokens` is {n}; give the model's window in tokens, {min} or more (or remove the key to have it found out)",
+            path.display()
+        )));
+    }
+    Ok(file)
 }
 
 /// `[sources]` mixes one string key (`default`) with one table per source,
@@ -421,6 +436,7 @@ pub const TEMPLATE: &str = r#"# aiq configuration. Every key is optional; the va
 # api_key = "…"                  # prefer AIQ_API_KEY / OPENAI_API_KEY / ANTHROPIC_API_KEY
 # timeout_secs = 120
 # max_retries = 3
+# context_tokens = 8192          # the model's window; asked from the server or learned when unset
 
 [chat]
 # history_limit = 20             # message pairs kept in the prompt
@@ -546,6 +562,19 @@ mod tests {
         assert_eq!(c.sources.default.as_deref(), Some("shop"));
         assert_eq!(c.sources.get("shop").unwrap().url, "sqlite:///x.db");
         assert!(!c.to_masked_toml().contains("= \"k\""));
+    }
+
+    #[test]
+    fn the_context_window_is_read_and_checked() {
+        let dir = tempfile::tempdir().unwrap();
+        let file = dir.path().join("config.toml");
+        fs::write(&file, "[llm]\ncontext_tokens = 8192\n").unwrap();
+        let c = Config::load(&env_with(dir.path(), &[])).unwrap();
+        assert_eq!(c.llm.context_tokens, Some(8192));
+        assert!(c.to_masked_toml().contains("context_tokens = 8192"));
+        fs::write(&file, "[llm]\ncontext_tokens = 100\n").unwrap();
+        let e = Config::load(&env_with(dir.path(), &[])).unwrap_err();
+        assert!(e.to_string().contains("`llm.context_tokens` is 100"), "{e}");
     }
 
     #[test]

@@ -126,7 +126,8 @@ impl Context<'_> {
 
     /// The model the flags, environment and config name.
     pub fn connect_model(&self, flags: &ModelArgs) -> Result<Box<dyn ChatModel>, AiqError> {
-        let settings = llm::settings::resolve(&self.config.llm, &flags.llm_flags(), self.env)?;
+        let mut settings = llm::settings::resolve(&self.config.llm, &flags.llm_flags(), self.env)?;
+        settings.home = Some(self.config.home.clone());
         tracing::info!(?settings, "model");
         Ok(llm::connect(&settings)?)
     }

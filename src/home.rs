@@ -10,6 +10,7 @@
 //!     YYYY-MM-DD.jsonl            0600, one JSON line per Lua run or MCP call (UTC date)
 //!   cache/catalog-KEY.bin         0600, schemas as last read (see schema::cache)
 //!   notes/NAME.md                 0600, what the model should know of a source
+//!   cache/windows.json            0600, models' context windows learned from errors
 //! ```
 //!
 //! Every file aiq writes here goes through [`write_atomic`]: a temporary
@@ -104,6 +105,12 @@ pub fn append_line(path: &Path, line: &str) -> std::io::Result<()> {
 /// Where cached catalogs live.
 pub fn cache_dir(home: &Path) -> PathBuf {
     home.join("cache")
+}
+
+/// Context windows learned from errors, per base URL + model (see
+/// `llm::window`).
+pub fn windows_file(home: &Path) -> PathBuf {
+    cache_dir(home).join("windows.json")
 }
 
 /// True for a session file's name (`session_*.json`).

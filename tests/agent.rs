@@ -30,13 +30,13 @@ impl EventSink for Events {
 }
 
 #[test]
-fn context_length_errors_drop_the_oldest_pair_over_http() {
+fn context_length_errors_refit_the_request_over_http() {
     let sb = Sandbox::new();
     let db = sb.shop_sqlite();
     let server = ModelServer::start(vec![
         Reply::Status(
             400,
-            r#"{"error":{"message":"This model's maximum context length is 8192 tokens","code":"context_length_exceeded"}}"#.into(),
+            r#"{"error":{"message":"This model's maximum context length is 4096 tokens. Please reduce the length of the messages.","code":"context_length_exceeded"}}"#.into(),
             None,
         ),
         Reply::Text("```sql\nSELECT count(*) AS n FROM orders\n```".into()),
@@ -49,6 +49,8 @@ fn context_length_errors_drop_the_oldest_pair_over_http() {
         timeout: std::time::Duration::from_secs(10),
         max_retries: 0,
         stream: true,
+        context_tokens: None,
+        home: Some(sb.home()),
     };
     let model = llm::connect(&settings).unwrap();
     let src = source::open(&SourceSpec::Sqlite(db), OpenOptions::default()).unwrap();
@@ -56,7 +58,7 @@ fn context_length_errors_drop_the_oldest_pair_over_http() {
     let mut thread = Thread::new(model, src, catalog, ThreadOptions::default());
     thread.set_history(vec![
         HistoryMessage::user("oldest question"),
-        HistoryMessage::assistant("oldest answer"),
+        HistoryMessage::assistant(format!("oldest answer {}", "x".repeat(6000))),
         HistoryMessage::user("newer question"),
         HistoryMessage::assistant("newer answer"),
     ]);
@@ -66,16 +68,29 @@ fn context_length_errors_drop_the_oldest_pair_over_http() {
     let chats = server.chats();
     assert_eq!(chats.len(), 2);
     assert_eq!(chats[0].messages().len(), 6);
+    // Fitted to the window the error named: the oldest pair gave way.
     let second = chats[1].messages();
     assert_eq!(second.len(), 4);
     assert_eq!(second[1].1, "newer question");
     assert_eq!(second[3].1, "how many orders?");
-    assert!(events.0.iter().any(
-        |e| matches!(e, Event::Retrying { why, .. } if why.contains("leaving out the oldest"))
-    ));
+    assert!(
+        chats[1].raw.len() < (4096 - 512) * 2,
+        "{} bytes",
+        chats[1].raw.len()
+    );
+    assert!(events
+        .0
+        .iter()
+        .any(|e| matches!(e, Event::Retrying { why, .. }
+        if why.contains("the model's window is 4,096 tokens: sending a smaller request"))));
+    assert!(events.0.iter().any(|e| matches!(e, Event::Notice(n)
+        if n.starts_with("aiq: to fit the model's 4,096-token window: the oldest earlier question left out"))));
     assert!(events.0.iter().any(
         |e| matches!(e, Event::Rows(rows) if rows == &vec![vec![aiq::source::Value::Int(6)]])
     ));
+    // Learned for next time.
+    let cached = std::fs::read_to_string(sb.home().join("cache/windows.json")).unwrap();
+    assert!(cached.contains("test-model\": 4096"), "{cached}");
 }
 
 /// `/source` is not used here.
@@ -125,6 +140,8 @@ fn a_worker_turn_cancelled_mid_stream_leaves_the_conversation_working() {
         timeout: Duration::from_secs(60),
         max_retries: 0,
         stream: true,
+        context_tokens: None,
+        home: None,
     };
     let model = llm::connect(&settings).unwrap();
     let src = source::open(&SourceSpec::Sqlite(db), OpenOptions::default()).unwrap();

@@ -9,7 +9,7 @@ use std::process::{Command as StdCommand, Stdio};
 use std::time::{Duration, Instant};
 
 use common::llm::{ModelServer, Reply};
-use common::{stderr_of, stdout_of, Sandbox, SECRET_KEY};
+use common::{add_audit_tables, stderr_of, stdout_of, Sandbox, SECRET_KEY};
 use predicates::prelude::*;
 use serde_json::json;
 
@@ -529,11 +529,14 @@ fn ollama_is_found_and_used_without_tools() {
         .success()
         .stdout(PER_COUNTRY_CSV);
     let reqs = server.requests();
-    assert_eq!(reqs[0].path, "/api/tags");
-    assert_eq!(reqs[1].path, "/v1/chat/completions");
+    let paths: Vec<&str> = reqs.iter().map(|r| r.path.as_str()).collect();
+    assert_eq!(paths, ["/api/tags", "/api/show", "/api/chat"]);
     assert_eq!(reqs[1].body["model"], "llama-test");
-    assert!(reqs[1].body.get("tools").is_none());
-    assert!(reqs[1].header("authorization").is_none());
+    // Ollama's native API, with the window aiq planned for.
+    assert_eq!(reqs[2].body["model"], "llama-test");
+    assert_eq!(reqs[2].body["options"]["num_ctx"], 4096);
+    assert!(reqs[2].body.get("tools").is_none());
+    assert!(reqs[2].header("authorization").is_none());
 }
 
 #[test]
@@ -555,19 +558,6 @@ fn the_key_never_reaches_logs() {
     );
     assert!(!err.contains(SECRET_KEY), "key in the log");
     assert!(!stdout_of(&out).contains(SECRET_KEY));
-}
-
-/// 2,000 empty audit tables beside the shop's.
-fn add_audit_tables(db: &std::path::Path) {
-    let conn = rusqlite::Connection::open(db).unwrap();
-    let mut sql = String::from("BEGIN;");
-    for i in 0..2000 {
-        sql.push_str(&format!(
-            "CREATE TABLE audit_{i:04} (id INTEGER PRIMARY KEY, actor TEXT, action TEXT, happened_at TEXT, detail TEXT);"
-        ));
-    }
-    sql.push_str("COMMIT;");
-    conn.execute_batch(&sql).unwrap();
 }
 
 #[test]

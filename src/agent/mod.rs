@@ -21,6 +21,8 @@ mod conversation_tests;
 mod events;
 pub mod extract;
 pub mod fit;
+#[cfg(test)]
+mod fit_tests;
 pub mod history;
 pub mod kind;
 mod last_result;

@@ -9,7 +9,9 @@ use std::time::Duration;
 
 use super::{Event, EventSink, Outcome, Thread, ThreadOptions};
 use crate::cancel::CancelToken;
-use crate::llm::{ChatModel, ChatRequest, LlmError, LlmErrorKind, Message, StreamEvent};
+use crate::llm::{
+    ChatModel, ChatRequest, LlmError, LlmErrorKind, Message, StreamEvent, Window, WindowSource,
+};
 use crate::source::{self, DataSource, OpenOptions, SourceSpec};
 
 pub type Seen = Arc<Mutex<Vec<Vec<Message>>>>;
@@ -33,6 +35,20 @@ pub fn sql(s: &str) -> Scripted {
 pub struct FakeModel {
     pub replies: Mutex<VecDeque<Scripted>>,
     pub seen: Seen,
+    /// Its context window in tokens; learned windows replace it.
+    pub window: Mutex<usize>,
+}
+
+impl FakeModel {
+    /// A model answering `replies` in order, recording requests in `seen`,
+    /// with the default window.
+    pub fn new(replies: Vec<Scripted>, seen: Seen) -> FakeModel {
+        FakeModel {
+            replies: Mutex::new(replies.into()),
+            seen,
+            window: Mutex::new(crate::llm::window::DEFAULT_TOKENS),
+        }
+    }
 }
 
 impl ChatModel for FakeModel {
@@ -44,6 +60,15 @@ impl ChatModel for FakeModel {
     }
     fn check(&self) -> Result<String, LlmError> {
         Ok("fake".into())
+    }
+    fn window(&self) -> Window {
+        Window {
+            tokens: *self.window.lock().unwrap(),
+            source: WindowSource::Configured,
+        }
+    }
+    fn learn_window(&self, tokens: usize) {
+        *self.window.lock().unwrap() = tokens;
     }
     fn chat(
         &self,
@@ -146,12 +171,31 @@ pub fn thread_with(
     replies: Vec<Scripted>,
     options: ThreadOptions,
 ) -> (Thread, Seen) {
-    let src = source_in(dir, "t.db", options.allow_write);
+    thread_over(
+        dir,
+        "t.db",
+        crate::llm::window::DEFAULT_TOKENS,
+        replies,
+        options,
+    )
+}
+
+/// A thread over the SQLite file `name` in `dir` (made by [`source_in`]
+/// unless it exists) with a scripted model of `window` tokens.
+pub fn thread_over(
+    dir: &std::path::Path,
+    name: &str,
+    window: usize,
+    replies: Vec<Scripted>,
+    options: ThreadOptions,
+) -> (Thread, Seen) {
+    let src = source_in(dir, name, options.allow_write);
     let catalog = src.introspect().unwrap();
     let seen: Seen = Arc::default();
     let model = FakeModel {
         replies: Mutex::new(replies.into()),
         seen: Arc::clone(&seen),
+        window: Mutex::new(window),
     };
     (Thread::new(Box::new(model), src, catalog, options), seen)
 }

@@ -16,12 +16,13 @@ use super::history::Archive;
 use super::kind::{AnswerKind, Mode, RunContext, RunFailure, SqlAnswers};
 use super::link::{layout, rank, LinkIndex, Signals};
 use super::outcome::{AgentError, Answer};
-use super::prompt::{history_messages, messages, system_prompt, PromptFacts};
+use super::prompt::{messages, system_prompt, PromptFacts};
 use super::runner::{finish_turn, statement_turn, Ran};
 use super::tools::{self, HelperTool, ToolContext};
-use super::{kept_history, HistoryMessage, Lookup};
+use super::{HistoryMessage, Lookup};
 use crate::cancel::{CancelHandle, CancelToken, TurnSlot};
-use crate::llm::{ChatModel, ChatRequest, LlmErrorKind, Message, StreamEvent, ToolCall};
+use crate::llm::window::thousands;
+use crate::llm::{ChatModel, ChatRequest, LlmError, LlmErrorKind, Message, StreamEvent, ToolCall};
 use crate::notes::Notes;
 use crate::privacy::Guard;
 use crate::safety::Policy;
@@ -66,8 +67,13 @@ pub fn system_for(
     (system_prompt(&facts, kind), laid.notice())
 }
 
+#[path = "thread_fit.rs"]
+mod fitting;
+
 /// Fixes the model may make after a failed answer (SPEC §5.3 step 5).
 const MAX_FIXES: u32 = 2;
+/// Smaller requests sent after "the prompt is longer than the window".
+const MAX_REFITS: u32 = 2;
 
 /// How a thread behaves.
 #[derive(Debug, Clone)]
@@ -99,7 +105,7 @@ struct Reply {
     tool_calls: Vec<ToolCall>,
 }
 
-/// What every request of one turn starts with.
+/// One request of a turn, fitted to the model's window.
 struct Request {
     system: String,
     /// The kept history; the oldest pairs give way when the model's window
@@ -107,6 +113,11 @@ struct Request {
     history: Vec<Message>,
     /// What had to give to fit the request, for the user.
     notice: Option<String>,
+    /// Bytes a lookup's result may take.
+    lookup_room: usize,
+    /// The window it was fitted to, and the tokens it is estimated at.
+    window: usize,
+    tokens: usize,
 }
 
 /// One conversation over one source with one model.
@@ -301,17 +312,36 @@ impl Thread {
         sink: &mut dyn EventSink,
         looked: &mut Vec<Lookup>,
     ) -> Result<Answer, AgentError> {
-        let mut request = self.prepare(question);
-        if let Some(notice) = request.notice.take() {
-            sink.event(Event::Notice(format!("aiq: to fit the request: {notice}")))?;
-        }
         let mut turn = vec![Message::user(question)];
         let mut fixes = 0;
+        let mut refits = 0;
+        let mut told: Option<String> = None;
         loop {
-            let reply = self.request(&mut request, &turn, cancel, sink)?;
+            let request = self.fit(question, &turn);
+            if request.notice.is_some() && request.notice != told {
+                told = request.notice.clone();
+                sink.event(Event::Notice(told.clone().unwrap_or_default()))?;
+            }
+            let reply = match self.request(&request, &turn, cancel, sink)? {
+                Ok(reply) => reply,
+                Err(e) if e.kind == LlmErrorKind::ContextLength && refits < MAX_REFITS => {
+                    refits += 1;
+                    let window = self.learn(&e, &request);
+                    sink.event(Event::Retrying {
+                        why: format!(
+                            "{}; the model's window is {} tokens: sending a smaller request",
+                            e.message,
+                            thousands(window)
+                        ),
+                        attempt: refits,
+                    })?;
+                    continue;
+                }
+                Err(e) => return Err(e.into()),
+            };
             let found = self.kind.extract(&reply.text, &reply.tool_calls);
             if found.is_none() {
-                if let Some(looked) = self.look(&reply, looked, sink)? {
+                if let Some(looked) = self.look(&reply, looked, request.lookup_room, sink)? {
                     turn.extend(looked);
                     continue;
                 }
@@ -363,36 +393,6 @@ impl Thread {
                     return Err(error);
                 }
             }
-        }
-    }
-
-    /// The system prompt (with the schema that matters for `question`) and
-    /// the kept history.
-    fn prepare(&self, question: &str) -> Request {
-        let kept = kept_history(
-            &self.history[self.context_start..],
-            self.options.history_limit,
-        );
-        let recent: Vec<&str> = kept
-            .iter()
-            .rev()
-            .take(4)
-            .map(|m| m.content.as_str())
-            .collect();
-        let earlier_sql: Vec<&str> = kept
-            .iter()
-            .filter_map(|m| m.sql.as_deref().or(m.lua.as_deref()))
-            .collect();
-        let signals = Signals {
-            question,
-            recent: &recent,
-            earlier_sql: &earlier_sql,
-        };
-        let (system, notice) = self.system_for(&signals);
-        Request {
-            system,
-            history: history_messages(kept, &self.guard),
-            notice,
         }
     }
 
@@ -461,68 +461,57 @@ impl Thread {
         }
     }
 
-    /// One model request; on "context too long" drops the oldest history
-    /// pair and tries again, down to no history.
+    /// One model request. The outer error is the sink's; the inner one the
+    /// model's, for the caller to handle (a context-length error is fitted
+    /// again).
     fn request(
         &self,
-        request: &mut Request,
+        request: &Request,
         turn: &[Message],
         cancel: &CancelToken,
         sink: &mut dyn EventSink,
-    ) -> Result<Reply, AgentError> {
+    ) -> Result<Result<Reply, LlmError>, AgentError> {
         let tools = self.tool_defs();
-        loop {
-            sink.event(Event::ThinkingStarted)?;
-            let all = messages(&request.system, &request.history, turn);
-            let mut reply = Reply {
-                text: String::new(),
-                tool_calls: Vec::new(),
-            };
-            let mut sink_error: Option<io::Error> = None;
-            let result = self.model.chat(
-                ChatRequest {
-                    messages: &all,
-                    tools: &tools,
-                },
-                cancel,
-                &mut |event| {
-                    let shown = match event {
-                        StreamEvent::TextDelta(t) => {
-                            reply.text.push_str(&t);
-                            Some(Event::TextDelta(t))
-                        }
-                        StreamEvent::ToolCall(call) => {
-                            reply.tool_calls.push(call);
-                            None
-                        }
-                        StreamEvent::Usage(u) => Some(Event::Usage(u)),
-                        StreamEvent::Retrying { why, attempt } => {
-                            Some(Event::Retrying { why, attempt })
-                        }
-                        StreamEvent::Done => None,
-                    };
-                    if let (Some(e), None) = (shown, &sink_error) {
-                        if let Err(err) = sink.event(e) {
-                            sink_error = Some(err);
-                        }
+        sink.event(Event::ThinkingStarted)?;
+        let all = messages(&request.system, &request.history, turn);
+        let mut reply = Reply {
+            text: String::new(),
+            tool_calls: Vec::new(),
+        };
+        let mut sink_error: Option<io::Error> = None;
+        let result = self.model.chat(
+            ChatRequest {
+                messages: &all,
+                tools: &tools,
+            },
+            cancel,
+            &mut |event| {
+                let shown = match event {
+                    StreamEvent::TextDelta(t) => {
+                        reply.text.push_str(&t);
+                        Some(Event::TextDelta(t))
                     }
-                },
-            );
-            if let Some(e) = sink_error {
-                return Err(e.into());
-            }
-            match result {
-                Ok(()) => return Ok(reply),
-                Err(e) if e.kind == LlmErrorKind::ContextLength && request.history.len() >= 2 => {
-                    request.history.drain(..2);
-                    sink.event(Event::Retrying {
-                        why: format!("{}; leaving out the oldest question and answer", e.message),
-                        attempt: 1,
-                    })?;
+                    StreamEvent::ToolCall(call) => {
+                        reply.tool_calls.push(call);
+                        None
+                    }
+                    StreamEvent::Usage(u) => Some(Event::Usage(u)),
+                    StreamEvent::Retrying { why, attempt } => {
+                        Some(Event::Retrying { why, attempt })
+                    }
+                    StreamEvent::Done => None,
+                };
+                if let (Some(e), None) = (shown, &sink_error) {
+                    if let Err(err) = sink.event(e) {
+                        sink_error = Some(err);
+                    }
                 }
-                Err(e) => return Err(e.into()),
-            }
+            },
+        );
+        if let Some(e) = sink_error {
+            return Err(e.into());
         }
+        Ok(result.map(|()| reply))
     }
 
     /// The model looked before answering (a helper tool call, or a
@@ -533,6 +522,7 @@ impl Thread {
         &self,
         reply: &Reply,
         looked: &mut Vec<Lookup>,
+        room: usize,
         sink: &mut dyn EventSink,
     ) -> Result<Option<Vec<Message>>, AgentError> {
         let ctx = ToolContext {
@@ -540,6 +530,7 @@ impl Thread {
             history: &self.history,
             guard: &self.guard,
             archive: self.archive.as_ref(),
+            room,
         };
         let calls: Vec<&ToolCall> = reply
             .tool_calls
@@ -598,7 +589,7 @@ impl Thread {
             name: "describe_tables".into(),
             arguments,
         })?;
-        let result = tools::describe(&names, &self.catalog);
+        let result = tools::describe(&names, &self.catalog, room);
         sink.event(Event::ToolResult {
             name: "describe_tables".into(),
             result: result.clone(),

@@ -92,52 +92,6 @@ fn history_is_trimmed_to_the_limit() {
 }
 
 #[test]
-fn context_too_long_drops_the_oldest_pair_then_gives_up() {
-    let dir = tempfile::tempdir().unwrap();
-    let too_long = || {
-        Scripted::Fail(LlmError::new(
-            LlmErrorKind::ContextLength,
-            "fake: the prompt is too long",
-        ))
-    };
-    let (mut t, seen) = thread_with(
-        dir.path(),
-        vec![
-            sql("SELECT 1"),
-            sql("SELECT 2"),
-            too_long(),
-            sql("SELECT 3"),
-            too_long(),
-            too_long(),
-            too_long(),
-            too_long(),
-        ],
-        options(20),
-    );
-    let mut sink = Recorder::default();
-    t.ask("a", &mut sink).unwrap();
-    t.ask("b", &mut sink).unwrap();
-    t.ask("c", &mut sink).unwrap();
-    {
-        let seen = seen.lock().unwrap();
-        assert_eq!(seen[2].len(), 6, "system + 2 pairs + question");
-        assert_eq!(seen[3].len(), 4, "the oldest pair was dropped");
-        assert_eq!(seen[3][1].content, "b");
-    }
-    let e = t.ask("d", &mut sink).unwrap_err();
-    assert!(
-        matches!(e, AgentError::Llm(ref l) if l.kind == LlmErrorKind::ContextLength),
-        "{e:?}"
-    );
-    let seen = seen.lock().unwrap();
-    assert_eq!(
-        seen.last().unwrap().len(),
-        2,
-        "down to no history: system + question"
-    );
-}
-
-#[test]
 fn a_cancel_while_thinking_leaves_the_next_turn_working() {
     let dir = tempfile::tempdir().unwrap();
     let (mut t, _) = thread_with(

@@ -17,8 +17,9 @@ use crate::schema::Catalog;
 
 /// How many helper calls a turn may make before the model must answer.
 pub const MAX_CALLS: usize = 6;
-/// Bytes of table descriptions one call returns at most.
-const DESCRIBE_BUDGET: usize = 12_000;
+/// Bytes one call returns at most, however large the model's window
+/// (smaller windows give less: see [`ToolContext::room`]).
+pub const DESCRIBE_BUDGET: usize = 12_000;
 /// Names one `list_tables` call returns at most.
 const LIST_LIMIT: usize = 200;
 
@@ -31,6 +32,9 @@ pub struct ToolContext<'a> {
     pub guard: &'a Guard,
     /// Where earlier sessions are, when the conversation keeps them.
     pub archive: Option<&'a Archive>,
+    /// Bytes the result may take: the next request carries it, and it
+    /// must fit the model's window.
+    pub room: usize,
 }
 
 /// A tool the model may call before answering.
@@ -86,16 +90,22 @@ impl HelperTool for ListTables {
         if matching.is_empty() {
             return format!("no table name matches '{pattern}'");
         }
-        let mut out = matching
-            .iter()
-            .take(LIST_LIMIT)
-            .cloned()
-            .collect::<Vec<_>>()
-            .join("\n");
-        if matching.len() > LIST_LIMIT {
+        let mut out = String::new();
+        let mut shown = 0;
+        for name in matching.iter().take(LIST_LIMIT) {
+            if out.len() + name.len() + 1 > ctx.room.saturating_sub(60) {
+                break;
+            }
+            if shown > 0 {
+                out.push('\n');
+            }
+            out.push_str(name);
+            shown += 1;
+        }
+        if matching.len() > shown {
             out.push_str(&format!(
                 "\n… and {} more; give a narrower pattern",
-                matching.len() - LIST_LIMIT
+                matching.len() - shown
             ));
         }
         out
@@ -127,13 +137,14 @@ impl HelperTool for DescribeTables {
             Value::String(s) => s.split(',').map(|n| n.trim().to_string()).collect(),
             _ => Vec::new(),
         };
-        describe(&names, ctx.catalog)
+        describe(&names, ctx.catalog, ctx.room)
     }
 }
 
-/// The descriptions of `names`, within the budget; unknown names get a
-/// suggestion.
-pub fn describe(names: &[String], catalog: &Catalog) -> String {
+/// The descriptions of `names`, within `room` bytes (and
+/// [`DESCRIBE_BUDGET`]); unknown names get a suggestion.
+pub fn describe(names: &[String], catalog: &Catalog, room: usize) -> String {
+    let budget = room.min(DESCRIBE_BUDGET);
     if names.is_empty() {
         return "give the names of the tables to describe".into();
     }
@@ -144,7 +155,7 @@ pub fn describe(names: &[String], catalog: &Catalog) -> String {
             Some(t) => {
                 let mut text = String::new();
                 t.render(&mut text);
-                if out.len() + text.len() > DESCRIBE_BUDGET {
+                if out.len() + text.len() > budget {
                     out.push_str("… (more than fits; ask for fewer tables at a time)\n");
                     break;
                 }
@@ -231,6 +242,7 @@ mod tests {
             history: &[],
             guard: &guard,
             archive: None,
+            room: DESCRIBE_BUDGET,
         };
         assert_eq!(
             ListTables.call(&json!({"pattern": "invoice*"}), &ctx),
@@ -249,6 +261,14 @@ mod tests {
             d,
             "table payment (~10 rows)\n  id INTEGER not null\n-- no table named invoyce; did you mean invoice?\n"
         );
+        // A small window gets less.
+        let small = ToolContext { room: 80, ..ctx };
+        let d = DescribeTables.call(&json!({"names": ["invoice", "invoice_line"]}), &small);
+        assert!(d.contains("table invoice "), "{d}");
+        assert!(d.contains("more than fits"), "{d}");
+        assert!(!d.contains("invoice_line"), "{d}");
+        let l = ListTables.call(&json!({}), &ToolContext { room: 90, ..small });
+        assert!(l.starts_with("invoice (~10 rows)\n… and 2 more"), "{l}");
     }
 
     #[test]

@@ -1,4 +1,5 @@
-//! `aiq doctor`: config, source and model endpoint checked, one line each —
+//! `aiq doctor`: config, source and model endpoint (with the model's
+//! context window and how aiq knows it) checked, one line each —
 //! `ok` with what was found, or `FAIL` with what to fix. Exits with the code
 //! of the first failure (2 config, 3 source, 4 model).
 
@@ -45,9 +46,10 @@ pub fn run(ctx: &Context<'_>, source_arg: Option<&str>, model: &ModelArgs) -> Re
             ),
         });
     check("source", source_line);
-    let model_line = ctx
-        .connect_model(model)
-        .and_then(|m| m.check().map_err(AiqError::from));
+    let model_line = ctx.connect_model(model).and_then(|m| {
+        let line = m.check().map_err(AiqError::from)?;
+        Ok(format!("{line}; context window {}", m.window()))
+    });
     check("model", model_line);
     let mut text = lines.join("\n");
     text.push('\n');

@@ -7,7 +7,7 @@ use eventsource_stream::Event;
 use reqwest::header::{HeaderMap, HeaderName, HeaderValue};
 use serde_json::{json, Value};
 
-use super::http::{malformed, StreamState, Wire};
+use super::http::{malformed, Plan, StreamState, Wire};
 use super::{ChatRequest, LlmError, LlmErrorKind, Message, Role, StreamEvent, ToolCall, Usage};
 
 pub(crate) const API_VERSION: &str = "2023-06-01";
@@ -46,7 +46,9 @@ fn provider_error(v: &Value, raw: &str) -> LlmError {
     let kind = match v["error"]["type"].as_str() {
         Some("authentication_error" | "permission_error") => LlmErrorKind::Auth,
         Some("rate_limit_error") => LlmErrorKind::Quota,
-        _ if message.contains("prompt is too long") => LlmErrorKind::ContextLength,
+        _ if super::window::is_context_error(message) => {
+            return LlmError::context(format!("anthropic: {message}"), message)
+        }
         _ => LlmErrorKind::Http,
     };
     LlmError::new(kind, format!("anthropic: {message}"))
@@ -80,7 +82,7 @@ impl Wire for Anthropic {
         h
     }
 
-    fn body(&self, model: &str, request: ChatRequest<'_>, stream: bool) -> Value {
+    fn body(&self, model: &str, request: ChatRequest<'_>, stream: bool, plan: Plan) -> Value {
         let system: Vec<&str> = request
             .messages
             .iter()
@@ -89,7 +91,7 @@ impl Wire for Anthropic {
             .collect();
         let mut body = json!({
             "model": model,
-            "max_tokens": MAX_TOKENS,
+            "max_tokens": plan.reply.map_or(MAX_TOKENS, |n| n as u32),
             "messages": request.messages.iter().filter(|m| m.role != Role::System).map(message).collect::<Vec<_>>(),
             "stream": stream,
         });
@@ -243,6 +245,10 @@ mod tests {
                 tools: &tools,
             },
             false,
+            Plan {
+                window: 200_000,
+                reply: None,
+            },
         );
         assert_eq!(b["system"], "rules");
         assert_eq!(b["messages"], json!([{"role": "user", "content": "q"}]));

@@ -1,25 +1,27 @@
-//! The HTTP side shared by every provider: timeouts, retries with
-//! exponential backoff and jitter (honouring `Retry-After`), error
-//! classification, and reading a reply either as SSE or as one JSON body.
-//! Keys travel in headers only; `-vv` logs URLs and bodies, never headers.
+//! The HTTP side shared by every provider: the wire-format trait, the
+//! model over HTTP (its context window included), timeouts, retries with
+//! exponential backoff and jitter (honouring `Retry-After`) and error
+//! classification; reading replies is in `stream`. Keys travel in headers
+//! only; `-vv` logs URLs and bodies, never headers.
 
 use std::collections::BTreeMap;
 use std::time::Duration;
 
 use backon::{BackoffBuilder, ExponentialBuilder};
-use eventsource_stream::{Event, Eventsource};
-use futures_util::StreamExt;
+use eventsource_stream::Event;
 use reqwest::header::{HeaderMap, RETRY_AFTER};
 use reqwest::StatusCode;
 
 use crate::redact::{mask_password_of, redact_url};
 
+use super::probe::{self, Probe};
+use super::window::{self, Window, WindowBook};
 use super::{
     head, CancelToken, ChatModel, ChatRequest, LlmError, LlmErrorKind, StreamEvent, ToolCall,
 };
 
 /// Bytes of a body quoted in error messages.
-const QUOTE: usize = 200;
+pub(crate) const QUOTE: usize = 200;
 /// The longest `Retry-After` aiq waits for.
 const MAX_RETRY_AFTER: Duration = Duration::from_secs(60);
 
@@ -32,7 +34,18 @@ pub(crate) trait Wire: Send + Sync {
     fn models_url(&self) -> String;
     /// Headers for every request, including the key.
     fn headers(&self) -> HeaderMap;
-    fn body(&self, model: &str, request: ChatRequest<'_>, stream: bool) -> serde_json::Value;
+    fn body(
+        &self,
+        model: &str,
+        request: ChatRequest<'_>,
+        stream: bool,
+        plan: Plan,
+    ) -> serde_json::Value;
+    /// Whether a streamed reply is JSON lines (Ollama) rather than SSE;
+    /// each line reaches [`Wire::on_event`] as an event's data.
+    fn json_lines(&self) -> bool {
+        false
+    }
     /// Handles one SSE event; true once the reply is complete.
     fn on_event(
         &self,
@@ -46,6 +59,15 @@ pub(crate) trait Wire: Send + Sync {
         body: &serde_json::Value,
         out: &mut dyn FnMut(StreamEvent),
     ) -> Result<(), LlmError>;
+}
+
+/// What a request is planned for: the window (Ollama runs the model with
+/// it) and, when the window is a known small one, a cap on the reply so
+/// that it fits the reserve kept for it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct Plan {
+    pub window: usize,
+    pub reply: Option<usize>,
 }
 
 /// Tool calls assembled from stream fragments, by their index.
@@ -71,13 +93,35 @@ pub(crate) struct HttpModel<W: Wire> {
     /// Whether tool definitions are sent (some local servers reject them).
     pub tools: bool,
     pub client: reqwest::Client,
+    /// A client that keeps no idle connections, for asking again after a
+    /// broken stream (the server may be closing the one just used).
+    pub fresh: reqwest::Client,
     pub runtime: tokio::runtime::Runtime,
     pub max_retries: u32,
+    /// What is known of the context window.
+    pub book: WindowBook,
+    /// Where to ask for it.
+    pub probe: Probe,
 }
 
 /// The reqwest client every provider uses.
 pub(crate) fn client(timeout: Duration) -> Result<reqwest::Client, LlmError> {
-    reqwest::Client::builder()
+    builder(timeout, reqwest::Client::builder())
+}
+
+/// [`client`] without idle connections kept.
+pub(crate) fn fresh_client(timeout: Duration) -> Result<reqwest::Client, LlmError> {
+    builder(
+        timeout,
+        reqwest::Client::builder().pool_max_idle_per_host(0),
+    )
+}
+
+fn builder(
+    timeout: Duration,
+    builder: reqwest::ClientBuilder,
+) -> Result<reqwest::Client, LlmError> {
+    builder
         .connect_timeout(Duration::from_secs(10).min(timeout))
         .read_timeout(timeout)
         .user_agent(concat!("aiq/", env!("CARGO_PKG_VERSION")))
@@ -117,6 +161,17 @@ impl<W: Wire> ChatModel for HttpModel<W> {
         self.tools
     }
 
+    fn window(&self) -> Window {
+        self.book.get(|| {
+            self.runtime
+                .block_on(probe::ask(&self.asker(), &self.probe, &self.model))
+        })
+    }
+
+    fn learn_window(&self, tokens: usize) {
+        self.book.learn(tokens);
+    }
+
     fn chat(
         &self,
         request: ChatRequest<'_>,
@@ -131,18 +186,33 @@ impl<W: Wire> ChatModel for HttpModel<W> {
                 ..request
             }
         };
-        let body = self.wire.body(&self.model, request, self.stream);
+        let window = self.window();
+        let plan = Plan {
+            window: window.tokens,
+            // Hosted APIs get no cap: their windows are large, and some
+            // models refuse `max_tokens`.
+            reply: (window.is_known() && self.probe != Probe::Nothing)
+                .then(|| window::reply_reserve(window.tokens)),
+        };
+        let body = self.wire.body(&self.model, request, self.stream, plan);
         self.runtime.block_on(async {
             tokio::select! {
                 biased;
                 _ = cancel.cancelled() => Err(LlmError::new(LlmErrorKind::Cancelled, "cancelled")),
-                result = self.exchange(&body, on_event) => result,
+                result = self.converse(request, plan, &body, on_event) => result,
             }
         })
     }
 }
 
 impl<W: Wire> HttpModel<W> {
+    fn asker(&self) -> probe::Asker<'_> {
+        probe::Asker {
+            client: &self.client,
+            headers: self.wire.headers(),
+        }
+    }
+
     /// Lists the provider's models once, without retries: is the endpoint
     /// there, is the key accepted, is the model known.
     pub(crate) fn check(&self) -> Result<String, LlmError> {
@@ -183,91 +253,14 @@ impl<W: Wire> HttpModel<W> {
         }
     }
 
-    async fn exchange(
-        &self,
-        body: &serde_json::Value,
-        on_event: &mut dyn FnMut(StreamEvent),
-    ) -> Result<(), LlmError> {
-        let response = self.post(body, on_event).await?;
-        let provider = self.wire.provider();
-        if self.stream && !is_event_stream(&response) {
-            // A server that answers a stream request with a page or a JSON
-            // error: say what came, in its own words.
-            let kind = content_type(&response);
-            let text = response.text().await.unwrap_or_default();
-            return Err(LlmError::new(
-                LlmErrorKind::Malformed,
-                format!(
-                    "{provider}: expected an event stream but the reply is {kind}: {:?}",
-                    head(text.trim(), QUOTE)
-                ),
-            ));
-        }
-        if self.stream {
-            let seen = std::sync::Arc::new(std::sync::Mutex::new(Vec::<u8>::new()));
-            let keep = std::sync::Arc::clone(&seen);
-            let bytes = response.bytes_stream().inspect(move |chunk| {
-                if let (Ok(chunk), Ok(mut seen)) = (chunk, keep.lock()) {
-                    let room = QUOTE.saturating_sub(seen.len());
-                    seen.extend_from_slice(&chunk[..room.min(chunk.len())]);
-                }
-            });
-            let mut events = bytes.eventsource();
-            let mut state = StreamState::default();
-            while let Some(event) = events.next().await {
-                let event = event.map_err(|e| {
-                    LlmError::new(
-                        LlmErrorKind::Malformed,
-                        format!("{provider}: the reply stream broke: {e}"),
-                    )
-                })?;
-                tracing::debug!(event = %event.event, data = %event.data, "{provider} stream event");
-                if self.wire.on_event(&mut state, &event, on_event)? {
-                    on_event(StreamEvent::Done);
-                    return Ok(());
-                }
-            }
-            let start = seen.lock().map(|s| s.clone()).unwrap_or_default();
-            let start = String::from_utf8_lossy(&start);
-            return Err(LlmError::new(
-                LlmErrorKind::Malformed,
-                if start.trim().is_empty() {
-                    format!("{provider}: the reply stream ended before the answer was complete (it was empty)")
-                } else {
-                    format!(
-                        "{provider}: the reply stream ended before the answer was complete; it began: {:?}",
-                        head(start.trim(), QUOTE)
-                    )
-                },
-            ));
-        }
-        let text = response.text().await.map_err(|e| {
-            LlmError::new(
-                LlmErrorKind::Malformed,
-                format!("{provider}: cannot read the reply: {e}"),
-            )
-        })?;
-        tracing::debug!(body = %text, "{provider} reply");
-        let json: serde_json::Value = serde_json::from_str(&text).map_err(|_| {
-            LlmError::new(
-                LlmErrorKind::Malformed,
-                format!(
-                    "{provider}: the reply is not JSON: {:?}",
-                    head(&text, QUOTE)
-                ),
-            )
-        })?;
-        self.wire.on_body(&json, on_event)?;
-        on_event(StreamEvent::Done);
-        Ok(())
-    }
-
     /// POSTs with retries on connection errors, timeouts, 429 and 5xx.
-    async fn post(
+    pub(crate) async fn post(
         &self,
         body: &serde_json::Value,
+        fresh: bool,
         on_event: &mut dyn FnMut(StreamEvent),
     ) -> Result<reqwest::Response, LlmError> {
+        let client = if fresh { &self.fresh } else { &self.client };
         let provider = self.wire.provider();
         let url = self.wire.url();
         let shown = redact_url(&url);
@@ -281,8 +274,7 @@ impl<W: Wire> HttpModel<W> {
         loop {
             attempt += 1;
             tracing::debug!(url = %shown, attempt, body = %body, "{provider} request");
-            let sent = self
-                .client
+            let sent = client
                 .post(&url)
                 .headers(self.wire.headers())
                 .json(body)
@@ -296,7 +288,9 @@ impl<W: Wire> HttpModel<W> {
                     let text = response.text().await.unwrap_or_default();
                     tracing::debug!(%status, body = %text, "{provider} error reply");
                     let error = classify(provider, status, &text);
-                    if status != StatusCode::TOO_MANY_REQUESTS && !status.is_server_error() {
+                    let retry = status == StatusCode::TOO_MANY_REQUESTS
+                        || (status.is_server_error() && error.kind != LlmErrorKind::ContextLength);
+                    if !retry {
                         return Err(error);
                     }
                     (error, retry_after)
@@ -336,27 +330,6 @@ impl<W: Wire> HttpModel<W> {
     }
 }
 
-fn content_type(response: &reqwest::Response) -> String {
-    response
-        .headers()
-        .get(reqwest::header::CONTENT_TYPE)
-        .and_then(|v| v.to_str().ok())
-        .unwrap_or("without a content type")
-        .to_string()
-}
-
-/// Event streams, and replies that do not say what they are (some local
-/// servers), are read as SSE.
-fn is_event_stream(response: &reqwest::Response) -> bool {
-    match response.headers().get(reqwest::header::CONTENT_TYPE) {
-        Some(v) => v
-            .to_str()
-            .map(|t| t.to_ascii_lowercase().contains("event-stream"))
-            .unwrap_or(false),
-        None => true,
-    }
-}
-
 fn retry_after(headers: &HeaderMap) -> Option<Duration> {
     let value = headers.get(RETRY_AFTER)?.to_str().ok()?;
     value
@@ -375,25 +348,46 @@ fn root_cause(e: &(dyn std::error::Error + 'static)) -> String {
     cause.to_string()
 }
 
-/// Phrases providers use for "the prompt does not fit".
-const CONTEXT_MARKERS: &[&str] = &[
-    "context_length_exceeded",
-    "maximum context length",
-    "context length",
-    "context window",
-    "prompt is too long",
-    "too many tokens",
-];
+/// An error the server reported inside a reply (an event, a JSON line, a
+/// 200 body): a context-length error when its words say so.
+pub(crate) fn error_text(provider: &str, text: &str) -> LlmError {
+    if window::is_context_error(text) {
+        return LlmError::context(
+            format!(
+                "{provider}: the prompt is longer than the model's context window ({})",
+                head(text.trim(), QUOTE)
+            ),
+            text,
+        );
+    }
+    LlmError::new(LlmErrorKind::Http, format!("{provider}: {text}"))
+}
+
+/// The message of a JSON error body (`{"error":{"message":…}}`,
+/// `{"error":"…"}`, `{"message":…}`), else the body as it is.
+fn server_words(body: &str) -> String {
+    let Ok(v) = serde_json::from_str::<serde_json::Value>(body) else {
+        return body.to_string();
+    };
+    let words = [&v["error"]["message"], &v["error"], &v["message"]]
+        .into_iter()
+        .find_map(|m| m.as_str().map(str::to_string));
+    words.unwrap_or_else(|| body.to_string())
+}
 
 /// An HTTP error status as an [`LlmError`] that says what to do.
 fn classify(provider: &str, status: StatusCode, body: &str) -> LlmError {
     let quoted = head(body.trim(), QUOTE);
     let lower = body.to_ascii_lowercase();
     let code = status.as_u16();
-    if (code == 400 || code == 413) && CONTEXT_MARKERS.iter().any(|m| lower.contains(m)) {
-        return LlmError::new(
-            LlmErrorKind::ContextLength,
-            format!("{provider}: the prompt is longer than the model's context window ({quoted})"),
+    if matches!(code, 400 | 413 | 422 | 500) && window::is_context_error(&lower) {
+        let words = server_words(body);
+        return LlmError::context(
+            format!(
+                "{provider}: the prompt is longer than the model's context window ({})",
+                head(words.trim(), QUOTE)
+            ),
+            body,
         );
     }
     match code {
@@ -456,6 +450,20 @@ mod tests {
         let e = classify("openai", StatusCode::BAD_REQUEST, &"x".repeat(500));
         assert_eq!(e.kind, LlmErrorKind::Http);
         assert!(e.message.len() < 300, "{}", e.message);
+    }
+
+    #[test]
+    fn context_errors_quote_the_servers_message() {
+        let e = classify(
+            "openai",
+            StatusCode::BAD_REQUEST,
+            r#"{"error":{"message":"This model's maximum context length is 4096 tokens. However, you requested 5000 tokens.","code":"context_length_exceeded"}}"#,
+        );
+        assert_eq!(
+            e.message,
+            "openai: the prompt is longer than the model's context window (This model's maximum context length is 4096 tokens. However, you requested 5000 tokens.)"
+        );
+        assert_eq!((e.limit, e.requested), (Some(4096), Some(5000)));
     }
 
     #[test]

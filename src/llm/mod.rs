@@ -9,13 +9,18 @@
 
 mod anthropic;
 mod http;
+mod ollama;
 mod openai;
+pub mod probe;
 pub mod settings;
+mod stream;
+pub mod window;
 
 use serde::{Deserialize, Serialize};
 
 pub use crate::cancel::CancelToken;
 pub use settings::{connect, LlmFlags, Provider, Settings};
+pub use window::{Window, WindowSource};
 
 /// Who wrote a message.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -132,6 +137,10 @@ pub enum StreamEvent {
 pub struct LlmError {
     pub kind: LlmErrorKind,
     pub message: String,
+    /// For [`LlmErrorKind::ContextLength`]: the window the error names.
+    pub limit: Option<usize>,
+    /// For [`LlmErrorKind::ContextLength`]: the tokens the request had.
+    pub requested: Option<usize>,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -159,6 +168,18 @@ impl LlmError {
         LlmError {
             kind,
             message: message.into(),
+            limit: None,
+            requested: None,
+        }
+    }
+
+    /// "The prompt is longer than the model's window", with what `text`
+    /// (the server's words) says of the window and the request.
+    pub fn context(message: impl Into<String>, text: &str) -> Self {
+        LlmError {
+            limit: window::limit_in(text),
+            requested: window::requested_in(text),
+            ..Self::new(LlmErrorKind::ContextLength, message)
         }
     }
 }
@@ -177,6 +198,14 @@ pub trait ChatModel: Send {
     fn supports_tools(&self) -> bool {
         true
     }
+    /// The model's context window: configured, asked from the server,
+    /// learned, or assumed (see [`window`]). Found out once.
+    fn window(&self) -> Window {
+        Window::default()
+    }
+    /// Records a window learned from a context-length error, for the rest
+    /// of the session (and the next ones).
+    fn learn_window(&self, _tokens: usize) {}
     /// Sends the request and reports the answer through `on_event` as it
     /// arrives, ending with [`StreamEvent::Done`].
     fn chat(

@@ -7,8 +7,8 @@ use eventsource_stream::Event;
 use reqwest::header::{HeaderMap, HeaderValue, AUTHORIZATION};
 use serde_json::{json, Value};
 
-use super::http::{malformed, StreamState, Wire};
-use super::{ChatRequest, LlmError, LlmErrorKind, Message, Role, StreamEvent, ToolCall, Usage};
+use super::http::{error_text, malformed, Plan, StreamState, Wire};
+use super::{ChatRequest, LlmError, Message, Role, StreamEvent, ToolCall, ToolDef, Usage};
 
 pub(crate) struct OpenAi {
     pub provider: &'static str,
@@ -34,6 +34,19 @@ fn message(m: &Message) -> Value {
         }),
         role => json!({"role": role.as_str(), "content": m.content}),
     }
+}
+
+/// Tool definitions as `{"type": "function", "function": …}` (OpenAI's
+/// form, which Ollama's native API shares).
+pub(crate) fn function_tools(tools: &[ToolDef]) -> Value {
+    tools
+        .iter()
+        .map(|t| {
+            json!({"type": "function", "function": {
+                "name": t.name, "description": t.description, "parameters": t.parameters,
+            }})
+        })
+        .collect()
 }
 
 fn usage(v: &Value) -> Option<Usage> {
@@ -68,25 +81,20 @@ impl Wire for OpenAi {
         h
     }
 
-    fn body(&self, model: &str, request: ChatRequest<'_>, stream: bool) -> Value {
+    fn body(&self, model: &str, request: ChatRequest<'_>, stream: bool, plan: Plan) -> Value {
         let mut body = json!({
             "model": model,
             "messages": request.messages.iter().map(message).collect::<Vec<_>>(),
             "stream": stream,
         });
+        if let Some(n) = plan.reply {
+            body["max_tokens"] = json!(n);
+        }
         if stream {
             body["stream_options"] = json!({"include_usage": true});
         }
         if !request.tools.is_empty() {
-            body["tools"] = request
-                .tools
-                .iter()
-                .map(|t| {
-                    json!({"type": "function", "function": {
-                        "name": t.name, "description": t.description, "parameters": t.parameters,
-                    }})
-                })
-                .collect();
+            body["tools"] = function_tools(request.tools);
         }
         body
     }
@@ -107,14 +115,10 @@ impl Wire for OpenAi {
         }
         let chunk: Value = serde_json::from_str(data)
             .map_err(|_| malformed(self.provider, "a stream event is not JSON", data))?;
-        if let Some(err) = chunk.get("error") {
-            return Err(LlmError::new(
-                LlmErrorKind::Http,
-                format!(
-                    "{}: {}",
-                    self.provider,
-                    err["message"].as_str().unwrap_or(data)
-                ),
+        if let Some(err) = chunk.get("error").filter(|e| !e.is_null()) {
+            return Err(error_text(
+                self.provider,
+                err["message"].as_str().unwrap_or(data),
             ));
         }
         if let Some(u) = usage(&chunk) {
@@ -149,14 +153,11 @@ impl Wire for OpenAi {
     fn on_body(&self, body: &Value, out: &mut dyn FnMut(StreamEvent)) -> Result<(), LlmError> {
         let raw = body.to_string();
         if let Some(err) = body.get("error").filter(|e| !e.is_null()) {
-            return Err(LlmError::new(
-                LlmErrorKind::Http,
-                format!(
-                    "{}: {}",
-                    self.provider,
-                    err["message"].as_str().unwrap_or(&raw)
-                ),
-            ));
+            let text = match err {
+                Value::String(s) => s.clone(),
+                _ => err["message"].as_str().unwrap_or(&raw).to_string(),
+            };
+            return Err(error_text(self.provider, &text));
         }
         let Some(choice) = body["choices"].as_array().and_then(|c| c.first()) else {
             return Err(malformed(self.provider, "the reply has no choices", &raw));
@@ -188,6 +189,7 @@ impl Wire for OpenAi {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::llm::LlmErrorKind;
 
     fn wire() -> OpenAi {
         OpenAi {
@@ -264,7 +266,12 @@ mod tests {
                 tools: &[],
             },
             true,
+            Plan {
+                window: 128_000,
+                reply: None,
+            },
         );
+        assert!(b.get("max_tokens").is_none());
         assert_eq!(b["messages"][1], json!({"role": "user", "content": "q"}));
         assert_eq!(b["stream_options"]["include_usage"], true);
         assert!(b.get("tools").is_none());

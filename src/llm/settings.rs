@@ -2,21 +2,27 @@
 //! §3), provider defaults, and the local Ollama fallback when nothing is
 //! configured.
 
+use std::path::PathBuf;
 use std::time::Duration;
 
 use super::anthropic::Anthropic;
-use super::http::{client, runtime, HttpModel};
+use super::http::{client, fresh_client, runtime, HttpModel};
+use super::ollama::Ollama;
 use super::openai::OpenAi;
+use super::probe::Probe;
+use super::window::{WindowBook, WindowCache};
 use super::{ChatModel, LlmError, LlmErrorKind};
 use crate::config::LlmConfig;
 
-/// The model flags (`--provider`, `--model`, `--base-url`, `--no-stream`).
+/// The model flags (`--provider`, `--model`, `--base-url`, `--no-stream`,
+/// `--context-tokens`).
 #[derive(Debug, Clone, Default)]
 pub struct LlmFlags {
     pub provider: Option<String>,
     pub model: Option<String>,
     pub base_url: Option<String>,
     pub no_stream: bool,
+    pub context_tokens: Option<usize>,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -58,6 +64,11 @@ pub struct Settings {
     pub timeout: Duration,
     pub max_retries: u32,
     pub stream: bool,
+    /// The model's context window when configured (`[llm] context_tokens`,
+    /// `--context-tokens`); otherwise asked from the server or learned.
+    pub context_tokens: Option<usize>,
+    /// `$AIQ_HOME`, where learned windows are cached (none in some tests).
+    pub home: Option<PathBuf>,
 }
 
 impl std::fmt::Debug for Settings {
@@ -68,6 +79,7 @@ impl std::fmt::Debug for Settings {
             .field("base_url", &crate::redact::redact_url(&self.base_url))
             .field("api_key", &self.api_key.as_ref().map(|_| "********"))
             .field("stream", &self.stream)
+            .field("context_tokens", &self.context_tokens)
             .finish()
     }
 }
@@ -127,7 +139,7 @@ pub fn resolve(
                 Some(m) => m,
                 None => first_ollama_model(&host, explicit.is_some())?,
             };
-            (format!("{host}/v1"), model)
+            (host, model)
         }
     };
     check_url(&base_url)?;
@@ -139,6 +151,8 @@ pub fn resolve(
         timeout: Duration::from_secs(config.timeout_secs.max(1)),
         max_retries: config.max_retries,
         stream: !flags.no_stream,
+        context_tokens: flags.context_tokens.or(config.context_tokens),
+        home: None,
     })
 }
 
@@ -209,8 +223,15 @@ fn first_ollama_model(host: &str, chosen: bool) -> Result<String, LlmError> {
 /// Builds the model for the settings.
 pub fn connect(settings: &Settings) -> Result<Box<dyn ChatModel>, LlmError> {
     let client = client(settings.timeout)?;
+    let fresh = fresh_client(settings.timeout)?;
     let runtime = runtime()?;
     let model = settings.model.clone();
+    let book = WindowBook::new(
+        settings.context_tokens,
+        settings.home.as_deref().map(WindowCache::new),
+        &settings.base_url,
+        &settings.model,
+    );
     Ok(match settings.provider {
         Provider::Anthropic => Box::new(HttpModel {
             wire: Anthropic {
@@ -221,22 +242,42 @@ pub fn connect(settings: &Settings) -> Result<Box<dyn ChatModel>, LlmError> {
             stream: settings.stream,
             tools: true,
             client,
+            fresh: fresh.clone(),
             runtime,
             max_retries: settings.max_retries,
+            book,
+            probe: Probe::Nothing,
         }),
-        provider => Box::new(HttpModel {
+        Provider::Ollama => Box::new(HttpModel {
+            wire: Ollama {
+                host: settings.base_url.clone(),
+            },
+            model,
+            stream: settings.stream,
+            // Many local models reject requests that carry tools.
+            tools: false,
+            client,
+            fresh: fresh.clone(),
+            runtime,
+            max_retries: settings.max_retries,
+            book,
+            probe: Probe::Ollama(settings.base_url.clone()),
+        }),
+        Provider::OpenAi => Box::new(HttpModel {
             wire: OpenAi {
-                provider: provider.name(),
+                provider: "openai",
                 base_url: settings.base_url.clone(),
                 api_key: settings.api_key.clone(),
             },
             model,
             stream: settings.stream,
-            // Many local models reject requests that carry tools.
-            tools: provider != Provider::Ollama,
+            tools: true,
             client,
+            fresh: fresh.clone(),
             runtime,
             max_retries: settings.max_retries,
+            book,
+            probe: Probe::for_openai(&settings.base_url),
         }),
     })
 }
@@ -266,6 +307,7 @@ mod tests {
             model: Some("from-flag".into()),
             base_url: Some("http://127.0.0.1:9/v1".into()),
             no_stream: true,
+            context_tokens: Some(4096),
         };
         let s = resolve(&config, &flags, &env(&[("OPENAI_API_KEY", "sk-1")])).unwrap();
         assert_eq!(s.provider, Provider::OpenAi);
@@ -273,6 +315,7 @@ mod tests {
         assert_eq!(s.base_url, "http://127.0.0.1:9/v1");
         assert_eq!(s.api_key.as_deref(), Some("sk-1"));
         assert!(!s.stream);
+        assert_eq!(s.context_tokens, Some(4096));
         assert!(!format!("{s:?}").contains("sk-1"));
     }
 

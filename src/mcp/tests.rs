@@ -454,10 +454,7 @@ fn with_model(f: &Fixture, replies: Vec<Scripted>) -> Tools {
             label: "fake fake-1".into(),
             connect: Box::new(move || {
                 let script = replies.lock().unwrap().take().unwrap_or_default();
-                Ok(Box::new(FakeModel {
-                    replies: Mutex::new(script.into()),
-                    seen: Arc::default(),
-                }))
+                Ok(Box::new(FakeModel::new(script, Arc::default())))
             }),
         }),
         ..tools(f, false)

@@ -1,8 +1,11 @@
 //! A scripted model server on 127.0.0.1 for tests: it speaks the OpenAI
-//! (`/v1/chat/completions`) and Anthropic (`/v1/messages`) wire formats,
-//! streaming (SSE, sent in small pieces, CRLF and comments included) and
-//! not, answers with the scripted replies in order, can inject faults, and
-//! records every request it got.
+//! (`/v1/chat/completions`), Anthropic (`/v1/messages`) and Ollama
+//! (`/api/chat`, JSON lines) wire formats, streaming (SSE, sent in small
+//! pieces, CRLF and comments included) and not, answers with the scripted
+//! replies in order, can inject faults (HTTP errors with any body, empty or
+//! error-only streams), says what local servers say of their context
+//! window (Ollama `/api/show`, llama.cpp `/props`, `/v1/models` fields) when
+//! told to, and records every request it got.
 
 #![allow(dead_code)]
 
@@ -39,6 +42,12 @@ pub enum Reply {
     /// Streams this text at once, then holds the stream open this long
     /// before ending it (a model that stalls mid-answer).
     Stall(String, Duration),
+    /// 200 with an event stream that ends without a single event (a
+    /// streamed request may get it; a whole-body request gets the next
+    /// reply).
+    EmptyStream,
+    /// 200 with an event stream carrying only `data: {"error": …}`.
+    StreamError(String),
 }
 
 /// A request the server received.
@@ -80,6 +89,12 @@ impl Recorded {
 struct State {
     replies: Mutex<VecDeque<Reply>>,
     requests: Mutex<Vec<Recorded>>,
+    /// What `GET /props` answers (404 when unset).
+    props: Mutex<Option<Value>>,
+    /// Extra fields of the model's entry in `GET /v1/models`.
+    listed: Mutex<Option<Value>>,
+    /// What `POST /api/show` answers (404 when unset).
+    show: Mutex<Option<Value>>,
 }
 
 /// The running server; stops when dropped.
@@ -132,8 +147,28 @@ impl ModelServer {
     pub fn chats(&self) -> Vec<Recorded> {
         self.requests()
             .into_iter()
-            .filter(|r| r.path.ends_with("/chat/completions") || r.path.ends_with("/messages"))
+            .filter(|r| {
+                r.path.ends_with("/chat/completions")
+                    || r.path.ends_with("/messages")
+                    || r.path == "/api/chat"
+            })
             .collect()
+    }
+
+    /// `GET /props` answers this, as llama.cpp's server does.
+    pub fn set_props(&self, props: Value) {
+        *self.state.props.lock().unwrap() = Some(props);
+    }
+
+    /// The model's entry in `GET /v1/models` gets these fields (vLLM's
+    /// `max_model_len`, …).
+    pub fn set_listed(&self, fields: Value) {
+        *self.state.listed.lock().unwrap() = Some(fields);
+    }
+
+    /// `POST /api/show` answers this, as Ollama does.
+    pub fn set_show(&self, show: Value) {
+        *self.state.show.lock().unwrap() = Some(show);
     }
 
     pub fn push(&self, reply: Reply) {
@@ -172,12 +207,29 @@ async fn handle(
     if method == Method::GET {
         return match path.as_str() {
             "/api/tags" => json_response(200, json!({"models": [{"name": "llama-test"}]})),
+            "/props" => match state.props.lock().unwrap().clone() {
+                Some(props) => json_response(200, props),
+                None => json_response(404, json!({"error": "not found"})),
+            },
             p if p.ends_with("/models") => {
-                json_response(200, json!({"data": [{"id": "test-model"}]}))
+                let mut entry = json!({"id": "test-model", "object": "model"});
+                if let Some(Value::Object(extra)) = state.listed.lock().unwrap().clone() {
+                    for (k, v) in extra {
+                        entry[k] = v;
+                    }
+                }
+                json_response(200, json!({"object": "list", "data": [entry]}))
             }
             _ => json_response(404, json!({"error": "not found"})),
         };
     }
+    if path == "/api/show" {
+        return match state.show.lock().unwrap().clone() {
+            Some(show) => json_response(200, show),
+            None => json_response(404, json!({"error": "model not found"})),
+        };
+    }
+    let ollama = path == "/api/chat";
     let anthropic = path.ends_with("/messages");
     let stream = json["stream"].as_bool().unwrap_or(false);
     let next = state.replies.lock().unwrap().pop_front();
@@ -189,7 +241,21 @@ async fn handle(
         tokio::time::sleep(delay).await;
         reply = *inner;
     }
+    if matches!(reply, Reply::EmptyStream | Reply::StreamError(_)) && !stream {
+        reply = match state.replies.lock().unwrap().pop_front() {
+            Some(r) => r,
+            None => return json_response(500, json!({"error": "no scripted reply left"})),
+        };
+    }
     match reply {
+        Reply::EmptyStream => sse(Vec::new(), false),
+        Reply::StreamError(message) => sse(
+            vec![format!("data: {}", json!({"error": {"message": message}}))],
+            false,
+        ),
+        Reply::Text(_) | Reply::ToolSql(_) | Reply::Tool(..) if ollama => {
+            ollama_reply(&reply, stream)
+        }
         Reply::Status(code, body, retry_after) => {
             let mut r = Response::builder()
                 .status(code)
@@ -265,14 +331,18 @@ fn sse(events: Vec<String>, crlf: bool) -> Response {
     if crlf {
         text = text.replace('\n', "\r\n");
     }
-    let bytes = text.into_bytes();
+    in_pieces(text.into_bytes(), "text/event-stream")
+}
+
+/// A 200 reply whose body arrives in 7-byte pieces.
+fn in_pieces(bytes: Vec<u8>, content_type: &str) -> Response {
     let pieces: Vec<Result<Bytes, Infallible>> = bytes
         .chunks(7)
         .map(|c| Ok(Bytes::copy_from_slice(c)))
         .collect();
     Response::builder()
         .status(200)
-        .header("content-type", "text/event-stream")
+        .header("content-type", content_type)
         .body(Body::from_stream(futures_util::stream::iter(pieces)))
         .unwrap()
 }
@@ -411,4 +481,36 @@ fn anthropic_body(reply: &Reply) -> Value {
         other => panic!("not a body reply: {other:?}"),
     };
     json!({"id": "m", "type": "message", "role": "assistant", "content": content, "usage": {"input_tokens": 11, "output_tokens": 7}})
+}
+
+/// Ollama's native reply: JSON lines when streamed, one object otherwise.
+fn ollama_reply(reply: &Reply, stream: bool) -> Response {
+    let message = match reply {
+        Reply::Text(text) => json!({"role": "assistant", "content": text}),
+        _ => {
+            let (name, args) = call_of(reply).unwrap();
+            json!({"role": "assistant", "content": "", "tool_calls": [{"function": {"name": name, "arguments": args}}]})
+        }
+    };
+    let last = json!({"model": "llama-test", "message": {"role": "assistant", "content": ""}, "done": true, "done_reason": "stop", "prompt_eval_count": 11, "eval_count": 7});
+    if !stream {
+        let mut whole = last;
+        whole["message"] = message;
+        return json_response(200, whole);
+    }
+    let mut lines = Vec::new();
+    match reply {
+        Reply::Text(text) => {
+            for piece in chunks(text) {
+                lines.push(json!({"model": "llama-test", "message": {"role": "assistant", "content": piece}, "done": false}).to_string());
+            }
+        }
+        _ => lines
+            .push(json!({"model": "llama-test", "message": message, "done": false}).to_string()),
+    }
+    lines.push(last.to_string());
+    in_pieces(
+        (lines.join("\n") + "\n").into_bytes(),
+        "application/x-ndjson",
+    )
 }

@@ -4,6 +4,7 @@
 #![allow(dead_code)]
 
 pub mod corpus;
+pub mod llama;
 pub mod llm;
 pub mod mcp;
 #[cfg(unix)]
@@ -163,6 +164,19 @@ pub fn sessions_in(dir: &Path) -> Vec<PathBuf> {
         .collect();
     v.sort();
     v
+}
+
+/// Adds 2,000 empty audit tables beside the shop's (a wide schema).
+pub fn add_audit_tables(db: &Path) {
+    let conn = rusqlite::Connection::open(db).unwrap();
+    let mut sql = String::from("BEGIN;");
+    for i in 0..2000 {
+        sql.push_str(&format!(
+            "CREATE TABLE audit_{i:04} (id INTEGER PRIMARY KEY, actor TEXT, action TEXT, happened_at TEXT, detail TEXT);"
+        ));
+    }
+    sql.push_str("COMMIT;");
+    conn.execute_batch(&sql).unwrap();
 }
 
 pub fn stdout_of(output: &std::process::Output) -> String {

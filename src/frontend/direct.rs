@@ -3,16 +3,14 @@
 //! with Ctrl-C and the statement timeout) into the chosen renderer, or
 //! drawn as a chart (`--chart`, `--chart-out`).
 
-use std::io::{self, IsTerminal, Write};
+use std::io::{self, Write};
 
 use super::charts;
-use super::console::Console;
-use super::sink::{CollectOptions, Collector};
 use crate::agent::runner::statement_turn;
-use crate::agent::{EventSink, LastResult};
+use crate::agent::LastResult;
 use crate::cancel::TurnSlot;
 use crate::cli::RunArgs;
-use crate::context::{open_spec, output_setup, Context};
+use crate::context::{open_spec, Context};
 use crate::error::AiqError;
 use crate::interrupt;
 use crate::source::OpenOptions;
@@ -33,33 +31,10 @@ pub fn run(ctx: &Context<'_>, source_arg: Option<&str>, args: &RunArgs) -> Resul
     let waiting = super::progress::opening(ctx, source_arg);
     let src = open_spec(&resolved, options)?;
     drop(waiting);
-    let (format, mut render) = output_setup(ctx, args);
     charts::check(args, true)?;
-    if args.chart_out.is_some() {
-        // The image needs every row: the table counts them all.
-        render.count_budget = None;
-    }
-
     let stdout = io::stdout();
     let mut out = io::BufWriter::with_capacity(64 * 1024, stdout.lock());
-    let collect = CollectOptions {
-        yes: args.yes,
-        verbose: ctx.global.verbose,
-        charting: charts::replaces_table(args),
-        ascii_charts: ctx.ascii_charts(),
-        ..CollectOptions::default()
-    };
-    let collector = Collector::new(&mut out, format, render, collect);
-    // On a terminal: an indicator while the statement runs, a footer after.
-    let mut sink: Box<dyn EventSink + '_> = if io::stderr().is_terminal() {
-        Box::new(
-            Console::new(collector, ctx.color_stderr(), args.yes)
-                .quiet(ctx.global.quiet)
-                .stdout_tty(io::stdout().is_terminal()),
-        )
-    } else {
-        Box::new(collector)
-    };
+    let mut sink = super::stdout_sink(ctx, args, &mut out);
     let slot = TurnSlot::default();
     let policy = ctx.policy_for(&resolved, src.as_ref(), args.allow_write)?;
     let mut last = LastResult::default();

@@ -22,6 +22,40 @@ use crate::agent::{AgentError, Answer};
 pub use crate::error::stderr_line;
 use crate::error::AiqError;
 
+/// The sink of a run that writes one result to stdout (`-e`, `--lua`):
+/// the collector in the chosen format (or a chart instead of the table),
+/// and on a terminal the console around it — an indicator while a
+/// statement runs, host calls as they happen, a footer after.
+pub fn stdout_sink<'a>(
+    ctx: &crate::context::Context<'_>,
+    args: &crate::cli::RunArgs,
+    out: &'a mut dyn io::Write,
+) -> Box<dyn crate::agent::EventSink + 'a> {
+    use std::io::IsTerminal;
+    let (format, mut render) = crate::context::output_setup(ctx, args);
+    if args.chart_out.is_some() {
+        // The image needs every row: the table counts them all.
+        render.count_budget = None;
+    }
+    let collect = sink::CollectOptions {
+        yes: args.yes,
+        verbose: ctx.global.verbose,
+        charting: charts::replaces_table(args),
+        ascii_charts: ctx.ascii_charts(),
+        ..sink::CollectOptions::default()
+    };
+    let collector = sink::Collector::new(out, format, render, collect);
+    if io::stderr().is_terminal() {
+        Box::new(
+            console::Console::new(collector, ctx.color_stderr(), args.yes)
+                .quiet(ctx.global.quiet)
+                .stdout_tty(io::stdout().is_terminal()),
+        )
+    } else {
+        Box::new(collector)
+    }
+}
+
 /// How a run that wrote its result to stdout ends: the turn's error (130
 /// after Ctrl-C), else a failed flush of the output — a closed pipe is no
 /// failure.

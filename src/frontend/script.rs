@@ -5,17 +5,15 @@
 //! cannot be read, 5 for a refused statement the script did not catch, 130
 //! for Ctrl-C.
 
-use std::io::{self, IsTerminal, Read, Write};
+use std::io::{self, Read, Write};
 use std::path::Path;
 
 use super::charts;
-use super::console::Console;
-use super::sink::{CollectOptions, Collector};
 use crate::agent::runner::finish_turn;
-use crate::agent::{Answer, EventSink, LastResult};
+use crate::agent::{Answer, LastResult};
 use crate::cancel::TurnSlot;
 use crate::cli::RunArgs;
-use crate::context::{output_setup, Context};
+use crate::context::Context;
 use crate::error::AiqError;
 use crate::interrupt;
 use crate::lua::{self, AuditInfo, Origin, Program, RunEnv};
@@ -41,32 +39,9 @@ pub fn run(ctx: &Context<'_>, source_arg: Option<&str>, args: &RunArgs) -> Resul
     let waiting = super::progress::opening(ctx, source_arg);
     let opened = ctx.open_source(source_arg, args.allow_write)?;
     drop(waiting);
-    let (format, mut render) = output_setup(ctx, args);
-    if args.chart_out.is_some() {
-        // The image needs every row: the table counts them all.
-        render.count_budget = None;
-    }
     let stdout = io::stdout();
     let mut out = io::BufWriter::with_capacity(64 * 1024, stdout.lock());
-    let collect = CollectOptions {
-        yes: args.yes,
-        verbose: ctx.global.verbose,
-        charting: charts::replaces_table(args),
-        ascii_charts: ctx.ascii_charts(),
-        ..CollectOptions::default()
-    };
-    let collector = Collector::new(&mut out, format, render, collect);
-    // On a terminal: host calls as they happen, an indicator while a
-    // statement runs, a footer under the result.
-    let mut sink: Box<dyn EventSink + '_> = if io::stderr().is_terminal() {
-        Box::new(
-            Console::new(collector, ctx.color_stderr(), args.yes)
-                .quiet(ctx.global.quiet)
-                .stdout_tty(io::stdout().is_terminal()),
-        )
-    } else {
-        Box::new(collector)
-    };
+    let mut sink = super::stdout_sink(ctx, args, &mut out);
     let info = AuditInfo {
         home: ctx.config.home.clone(),
         session: None,

@@ -1,6 +1,6 @@
 """How fast `aiq mcp` answers an MCP client (README "Performance").
 
-    ~/.cache/aiq-mcp-venv/bin/python benches/mcp.py [AIQ_BINARY]   # default: target/release/aiq
+    ~/.cache/aiq-mcp-venv/bin/python benches/mcp_bench.py [AIQ_BINARY]   # default: target/release/aiq
 
 Needs the MCP Python SDK (tests/mcp/requirements.txt; .ci/run creates the
 virtual environment). Builds a SQLite shop with 100,000 orders in a temp

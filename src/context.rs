@@ -68,13 +68,35 @@ impl Context<'_> {
     /// Resolves (SOURCE or the default), opens a source and reads its
     /// catalog (from the cache when the source has not changed).
     pub fn open_source(&self, arg: Option<&str>, allow_write: bool) -> Result<Opened, AiqError> {
-        open_named(self.config, arg, allow_write, false)
+        open_named(self.config, arg, allow_write)
     }
 
-    /// [`Context::open_source`], reading the catalog afresh (`aiq schema
-    /// --refresh`); the cache keeps the new one.
-    pub fn open_source_fresh(&self, arg: Option<&str>) -> Result<Opened, AiqError> {
-        open_named(self.config, arg, false, true)
+    /// What `aiq schema` prints: the catalog's text form and the source's
+    /// label. Opens the source read-only; the text comes from the cache when
+    /// the source has not changed (without decoding the catalog), else, or
+    /// with `refresh`, from reading the catalog afresh (the cache keeps it).
+    pub fn schema_text(&self, arg: Option<&str>, refresh: bool) -> Result<SchemaText, AiqError> {
+        let resolved = resolve(self.config, arg)?;
+        let options = OpenOptions {
+            allow_write: false,
+            timeout: query_timeout(self.config),
+        };
+        let source = open_spec(&resolved, options)?;
+        let label = names(self.config, &resolved.label).1;
+        let key = resolved.spec.identity().zip(source.fingerprint());
+        if let (Some((identity, fingerprint)), false) = (&key, refresh) {
+            if let Some(text) =
+                crate::schema::cache::load_text(&self.config.home, identity, fingerprint)
+            {
+                tracing::info!("schema text of {identity} from the cache");
+                return Ok(SchemaText { text, label });
+            }
+        }
+        let catalog = introspect(&self.config.home, key, source.as_ref())?;
+        Ok(SchemaText {
+            text: catalog.render(),
+            label,
+        })
     }
 
     /// Opens sources for `/source`, with the same settings.
@@ -154,36 +176,15 @@ fn query_timeout(config: &Config) -> Duration {
 
 /// Resolves, opens and introspects a source, and names it for people and
 /// for session files.
-fn open_named(
-    config: &Config,
-    arg: Option<&str>,
-    allow_write: bool,
-    refresh: bool,
-) -> Result<Opened, AiqError> {
+fn open_named(config: &Config, arg: Option<&str>, allow_write: bool) -> Result<Opened, AiqError> {
     let resolved = resolve(config, arg)?;
     let options = OpenOptions {
         allow_write,
         timeout: query_timeout(config),
     };
     let source = open_spec(&resolved, options)?;
-    let catalog = catalog_of(&config.home, &resolved, source.as_ref(), refresh)?;
-    let name = resolved.label;
-    let (session_name, label) = if name.contains("://") {
-        let shown = strip_password(&name);
-        (shown.clone(), shown)
-    } else if config.sources.get(&name).is_some() {
-        (name.clone(), name)
-    } else {
-        let path = Path::new(&name);
-        let absolute = std::fs::canonicalize(path)
-            .map(|p| p.display().to_string())
-            .unwrap_or_else(|_| name.clone());
-        let file = path
-            .file_name()
-            .map(|f| f.to_string_lossy().into_owned())
-            .unwrap_or_else(|| name.clone());
-        (absolute, file)
-    };
+    let catalog = catalog_of(&config.home, &resolved, source.as_ref())?;
+    let (session_name, label) = names(config, &resolved.label);
     Ok(Opened {
         source,
         catalog,
@@ -192,25 +193,63 @@ fn open_named(
     })
 }
 
+/// What a session file records for a source named `name` (the saved name,
+/// the absolute path, the URL without password) and what people see.
+fn names(config: &Config, name: &str) -> (String, String) {
+    if name.contains("://") {
+        let shown = strip_password(name);
+        (shown.clone(), shown)
+    } else if config.sources.get(name).is_some() {
+        (name.to_string(), name.to_string())
+    } else {
+        let path = Path::new(name);
+        let absolute = std::fs::canonicalize(path)
+            .map(|p| p.display().to_string())
+            .unwrap_or_else(|_| name.to_string());
+        let file = path
+            .file_name()
+            .map(|f| f.to_string_lossy().into_owned())
+            .unwrap_or_else(|| name.to_string());
+        (absolute, file)
+    }
+}
+
+/// [`Context::schema_text`]'s result.
+pub struct SchemaText {
+    /// The catalog's compact text form (empty when there are no tables).
+    pub text: String,
+    /// The source as people see it.
+    pub label: String,
+}
+
 /// The source's catalog: from the cache when its fingerprint is the one
 /// taken now, else read from the source (and kept for next time).
 fn catalog_of(
     home: &Path,
     resolved: &Resolved,
     source: &dyn crate::source::DataSource,
-    refresh: bool,
 ) -> Result<crate::schema::Catalog, AiqError> {
     use crate::schema::cache;
     let key = resolved.spec.identity().zip(source.fingerprint());
-    if let (Some((identity, fingerprint)), false) = (&key, refresh) {
+    if let Some((identity, fingerprint)) = &key {
         if let Some(catalog) = cache::load(home, identity, fingerprint) {
             tracing::info!("catalog of {identity} from the cache");
             return Ok(catalog);
         }
     }
+    introspect(home, key, source)
+}
+
+/// Reads the catalog from the source and keeps it in the cache under `key`
+/// (the source's identity and fingerprint), when there is one.
+fn introspect(
+    home: &Path,
+    key: Option<(String, String)>,
+    source: &dyn crate::source::DataSource,
+) -> Result<crate::schema::Catalog, AiqError> {
     let catalog = source.introspect().map_err(source_error)?;
     if let Some((identity, fingerprint)) = &key {
-        cache::store(home, identity, fingerprint, &catalog);
+        crate::schema::cache::store(home, identity, fingerprint, &catalog);
     }
     Ok(catalog)
 }
@@ -236,7 +275,7 @@ struct ConfigOpener {
 
 impl SourceOpener for ConfigOpener {
     fn open(&self, name: &str) -> Result<Opened, String> {
-        open_named(&self.config, Some(name), self.allow_write, false).map_err(|e| e.to_string())
+        open_named(&self.config, Some(name), self.allow_write).map_err(|e| e.to_string())
     }
 }
 

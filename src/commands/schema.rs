@@ -7,14 +7,10 @@ use crate::error::AiqError;
 
 pub fn run(ctx: &Context<'_>, source_arg: Option<&str>, refresh: bool) -> Result<(), AiqError> {
     let waiting = crate::frontend::progress::opening(ctx, source_arg);
-    let opened = if refresh {
-        ctx.open_source_fresh(source_arg)?
-    } else {
-        ctx.open_source(source_arg, false)?
-    };
+    let schema = ctx.schema_text(source_arg, refresh)?;
     drop(waiting);
-    if opened.catalog.tables.is_empty() {
-        crate::error::stderr_line(&format!("aiq: {} has no tables or views", opened.label));
+    if schema.text.is_empty() {
+        crate::error::stderr_line(&format!("aiq: {} has no tables or views", schema.label));
     }
-    write_stdout(opened.catalog.render().as_bytes())
+    write_stdout(schema.text.as_bytes())
 }

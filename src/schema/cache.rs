@@ -20,8 +20,29 @@ use super::Catalog;
 /// Bumped when the file's shape or the catalog's meaning changes.
 const FORMAT: u32 = 2;
 
-#[derive(Serialize, Deserialize)]
+/// A cache file: its [`Head`], then the catalog (postcard writes a
+/// struct's fields one after the other, so this reads what [`EntryRef`]
+/// wrote).
+#[derive(Deserialize)]
 struct Entry {
+    head: Head,
+    catalog: Catalog,
+}
+
+/// An entry to write, borrowing what it holds.
+#[derive(Serialize)]
+struct EntryRef<'a> {
+    format: u32,
+    source: &'a str,
+    fingerprint: &'a str,
+    text: &'a str,
+    catalog: &'a Catalog,
+}
+
+/// The start of an entry: postcard reads fields in order and leaves the
+/// rest of the bytes alone, so reading only this never decodes the catalog.
+#[derive(Deserialize)]
+struct Head {
     format: u32,
     /// What the source is (a path, a URL without password): two sources
     /// whose keys collide never share an entry.
@@ -29,24 +50,22 @@ struct Entry {
     fingerprint: String,
     /// `catalog.render()`, what `aiq schema` prints.
     text: String,
-    catalog: Catalog,
 }
 
-/// The start of an [`Entry`]: postcard reads fields in order and leaves
-/// the rest of the bytes alone, so the catalog is never decoded.
-#[derive(Deserialize)]
-struct Head {
-    format: u32,
-    source: String,
-    fingerprint: String,
-    text: String,
+impl Head {
+    /// Whether the entry was written by this aiq for `source` as of `fingerprint`.
+    fn fresh(&self, source: &str, fingerprint: &str) -> bool {
+        self.format == FORMAT && self.source == source && self.fingerprint == fingerprint
+    }
 }
 
 /// The cached catalog of `source`, if it was stored with `fingerprint`.
 pub fn load(home: &Path, source: &str, fingerprint: &str) -> Option<Catalog> {
     let bytes = std::fs::read(path(home, source)).ok()?;
     let entry: Entry = postcard::from_bytes(&bytes).ok()?;
-    (entry.format == FORMAT && entry.source == source && entry.fingerprint == fingerprint)
+    entry
+        .head
+        .fresh(source, fingerprint)
         .then_some(entry.catalog)
 }
 
@@ -55,19 +74,19 @@ pub fn load(home: &Path, source: &str, fingerprint: &str) -> Option<Catalog> {
 pub fn load_text(home: &Path, source: &str, fingerprint: &str) -> Option<String> {
     let bytes = std::fs::read(path(home, source)).ok()?;
     let head: Head = postcard::from_bytes(&bytes).ok()?;
-    (head.format == FORMAT && head.source == source && head.fingerprint == fingerprint)
-        .then_some(head.text)
+    head.fresh(source, fingerprint).then_some(head.text)
 }
 
 /// Keeps `catalog` for `source` as of `fingerprint` (atomically, 0600; it
 /// holds sample values). A failure only means the next run introspects.
 pub fn store(home: &Path, source: &str, fingerprint: &str, catalog: &Catalog) {
-    let entry = Entry {
+    let text = catalog.render();
+    let entry = EntryRef {
         format: FORMAT,
-        source: source.to_string(),
-        fingerprint: fingerprint.to_string(),
-        text: catalog.render(),
-        catalog: catalog.clone(),
+        source,
+        fingerprint,
+        text: &text,
+        catalog,
     };
     let Ok(bytes) = postcard::to_stdvec(&entry) else {
         return;

@@ -398,20 +398,26 @@ const FINGERPRINT: &str = "\
       string_agg(n || ',' || coalesce(s, 0) || ',' || coalesce(t, 0), ';' ORDER BY k) FROM h";
 
 /// Tables, views, materialized views and foreign tables of the schemas on
-/// the search path, in two catalog queries plus one for samples.
+/// the search path, in two catalog queries plus one for samples. Per-table
+/// facts (comment, privilege) are taken once per table, in a subquery the
+/// planner keeps apart (`OFFSET 0`), not once per column.
 fn introspect(source: &PostgresSource) -> Result<Catalog, ExecError> {
     let columns = source.internal(
         "SELECT n.nspname, c.relname, c.relkind::text, a.attname, \
                 format_type(a.atttypid, a.atttypmod), NOT a.attnotnull, \
                 coalesce(a.attnum = ANY(pk.conkey), false), c.reltuples::float8, \
-                obj_description(c.oid, 'pg_class'), n.nspname = current_schema(), \
-                has_table_privilege(c.oid, 'SELECT') \
-         FROM pg_class c \
+                c.comment, n.nspname = current_schema(), c.readable \
+         FROM (SELECT c.oid, c.relname, c.relkind, c.reltuples, c.relnamespace, \
+                      obj_description(c.oid, 'pg_class') AS comment, \
+                      has_table_privilege(c.oid, 'SELECT') AS readable \
+               FROM pg_class c \
+               WHERE c.relkind IN ('r', 'p', 'v', 'm', 'f') AND NOT c.relispartition \
+                 AND c.relnamespace IN \
+                   (SELECT oid FROM pg_namespace WHERE nspname = ANY (current_schemas(false))) \
+               OFFSET 0) c \
          JOIN pg_namespace n ON n.oid = c.relnamespace \
          JOIN pg_attribute a ON a.attrelid = c.oid AND a.attnum > 0 AND NOT a.attisdropped \
          LEFT JOIN pg_constraint pk ON pk.conrelid = c.oid AND pk.contype = 'p' \
-         WHERE c.relkind IN ('r', 'p', 'v', 'm', 'f') AND NOT c.relispartition \
-           AND n.nspname = ANY (current_schemas(false)) \
          ORDER BY n.nspname, c.relname, a.attnum",
         None,
     )?;

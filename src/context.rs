@@ -83,7 +83,7 @@ impl Context<'_> {
         };
         let source = open_spec(&resolved, options)?;
         let label = names(self.config, &resolved.label).1;
-        let key = resolved.spec.identity().zip(source.fingerprint());
+        let key = cache_key(&self.config.home, &resolved, source.as_ref());
         if let (Some((identity, fingerprint)), false) = (&key, refresh) {
             if let Some(text) =
                 crate::schema::cache::load_text(&self.config.home, identity, fingerprint)
@@ -230,7 +230,7 @@ fn catalog_of(
     source: &dyn crate::source::DataSource,
 ) -> Result<crate::schema::Catalog, AiqError> {
     use crate::schema::cache;
-    let key = resolved.spec.identity().zip(source.fingerprint());
+    let key = cache_key(home, resolved, source);
     if let Some((identity, fingerprint)) = &key {
         if let Some(catalog) = cache::load(home, identity, fingerprint) {
             tracing::info!("catalog of {identity} from the cache");
@@ -238,6 +238,20 @@ fn catalog_of(
         }
     }
     introspect(home, key, source)
+}
+
+/// The source's identity and its fingerprint now (taken knowing the one
+/// its cached catalog was kept with, so a source can answer cheaply that
+/// nothing changed).
+fn cache_key(
+    home: &Path,
+    resolved: &Resolved,
+    source: &dyn crate::source::DataSource,
+) -> Option<(String, String)> {
+    let identity = resolved.spec.identity()?;
+    let cached = crate::schema::cache::stored_fingerprint(home, &identity);
+    let fingerprint = source.fingerprint_since(cached.as_deref())?;
+    Some((identity, fingerprint))
 }
 
 /// Reads the catalog from the source and keeps it in the cache under `key`

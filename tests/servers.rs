@@ -795,7 +795,8 @@ fn table_block(schema: &str, table: &str) -> String {
 /// those that leave the table's own pg_class row alone (a column dropped,
 /// renamed, retyped or made NOT NULL, a foreign key, a comment): each
 /// shows in the next `aiq schema`, while an unchanged catalog comes from
-/// the cache.
+/// the cache — after nothing was written (the quick check) and after a
+/// write elsewhere (the full fingerprint).
 #[test]
 fn postgres_ddl_of_every_kind_invalidates_the_catalog_cache() {
     let Some(server) = servers::postgres() else {
@@ -824,6 +825,17 @@ fn postgres_ddl_of_every_kind_invalidates_the_catalog_cache() {
     let bytes = std::fs::read(&entry).unwrap();
     std::fs::write(&entry, replace_bytes(&bytes, "  b integer", "  q integer")).unwrap();
     assert!(block().contains("  q integer"), "the cache was not used");
+    // The server wrote (outside the search path): the full fingerprint is
+    // taken, finds the catalog unchanged, and the cache still answers.
+    let elsewhere = format!("aiq_elsewhere_{}", std::process::id());
+    server.admin(&format!("CREATE SCHEMA {elsewhere}"));
+    server.admin(&format!("CREATE TABLE {elsewhere}.t (id INT)"));
+    let after_write = block();
+    server.admin(&format!("DROP SCHEMA {elsewhere} CASCADE"));
+    assert!(
+        after_write.contains("  q integer"),
+        "the cache was not used after an unrelated write:\n{after_write}"
+    );
     let steps: [(&str, &dyn Fn(&str) -> bool); 7] = [
         ("ALTER TABLE {t} DROP COLUMN b", &|b| {
             !b.contains("  b integer") && !b.contains("  q integer")

@@ -69,6 +69,20 @@ pub fn load(home: &Path, source: &str, fingerprint: &str) -> Option<Catalog> {
         .then_some(entry.catalog)
 }
 
+/// The fingerprint the catalog of `source` was kept with, if there is one
+/// (for [`crate::source::DataSource::fingerprint_since`]).
+pub fn stored_fingerprint(home: &Path, source: &str) -> Option<String> {
+    #[derive(Deserialize)]
+    struct Stamp {
+        format: u32,
+        source: String,
+        fingerprint: String,
+    }
+    let bytes = std::fs::read(path(home, source)).ok()?;
+    let stamp: Stamp = postcard::from_bytes(&bytes).ok()?;
+    (stamp.format == FORMAT && stamp.source == source).then_some(stamp.fingerprint)
+}
+
 /// The cached catalog's text form ([`Catalog::render`]), on the same terms
 /// as [`load`].
 pub fn load_text(home: &Path, source: &str, fingerprint: &str) -> Option<String> {
@@ -144,6 +158,11 @@ mod tests {
             "another source"
         );
         assert_eq!(load_text(dir.path(), "sqlite:/data/b.db", "v1"), None);
+        assert_eq!(
+            stored_fingerprint(dir.path(), "sqlite:/data/a.db").as_deref(),
+            Some("v1")
+        );
+        assert_eq!(stored_fingerprint(dir.path(), "sqlite:/data/b.db"), None);
     }
 
     #[test]

@@ -158,6 +158,15 @@ impl PostgresSource {
         Ok(out)
     }
 
+    /// The first cell of one of aiq's own catalog queries, as text.
+    fn scalar(&self, sql: &str) -> Option<String> {
+        let out = self
+            .internal(sql, None)
+            .map_err(|e| tracing::info!("no catalog fingerprint: {e}"))
+            .ok()?;
+        out.rows.first()?.first().and_then(text)
+    }
+
     /// Connects again if the connection died, and learns the new backend's pid.
     async fn revive(&self, conn: &mut PgConnection) -> Result<(), ExecError> {
         if server::revive(&self.live, conn, &self.connect, &self.spec).await? {
@@ -258,12 +267,25 @@ impl DataSource for PostgresSource {
     }
 
     fn fingerprint(&self) -> Option<String> {
-        let out = self
-            .internal(FINGERPRINT, None)
-            .map_err(|e| tracing::info!("no catalog fingerprint: {e}"))
-            .ok()?;
-        let row = out.rows.first()?;
-        Some(row.iter().map(Value::to_text).collect::<Vec<_>>().join(";"))
+        self.fingerprint_since(None)
+    }
+
+    /// `QUICK` and `FINGERPRINT` joined by a unit separator. When the
+    /// server has written nothing since `cached` was taken (its `QUICK`
+    /// part is the same), the catalog cannot have changed: `cached` comes
+    /// back after one tiny query. Else the full fingerprint is taken, and
+    /// `cached` still comes back when that part of it is the same.
+    fn fingerprint_since(&self, cached: Option<&str>) -> Option<String> {
+        let cached = cached.and_then(|c| c.split_once(UNIT).map(|parts| (c, parts)));
+        let quick = self.scalar(QUICK)?;
+        if let Some((whole, _)) = cached.filter(|(_, (q, _))| *q == quick) {
+            return Some(whole.to_string());
+        }
+        let full = self.scalar(FINGERPRINT)?;
+        if let Some((whole, _)) = cached.filter(|(_, (_, f))| *f == full) {
+            return Some(whole.to_string());
+        }
+        Some(format!("{quick}{UNIT}{full}"))
     }
 
     fn execute(
@@ -363,6 +385,19 @@ fn quote_literal(text: &str) -> String {
         format!("'{}'", text.replace('\'', "''"))
     }
 }
+
+/// Separates the two parts of the fingerprint.
+const UNIT: char = '\u{1f}';
+
+/// Whether the server wrote anything at all: its WAL position (replayed,
+/// on a standby) moves with every committed change, DDL or data, in any
+/// database; with the server's start time (a restored backup restarts
+/// it), the login, the database and the search path. One tiny query; when
+/// it is what it was, the catalog is too, and [`FINGERPRINT`] is skipped.
+const QUICK: &str = "\
+    SELECT md5(concat_ws(' ', CASE WHEN pg_is_in_recovery() THEN pg_last_wal_replay_lsn() \
+      ELSE pg_current_wal_insert_lsn() END, pg_postmaster_start_time(), current_user, \
+      current_database(), current_schemas(false)))";
 
 /// The catalog's change fingerprint, for the catalog cache, in one quick
 /// query the server answers from its own catalogs: for each catalog that

@@ -836,7 +836,8 @@ fn postgres_ddl_of_every_kind_invalidates_the_catalog_cache() {
         after_write.contains("  q integer"),
         "the cache was not used after an unrelated write:\n{after_write}"
     );
-    let steps: [(&str, &dyn Fn(&str) -> bool); 7] = [
+    type Holds = dyn Fn(&str) -> bool;
+    let steps: [(&str, &Holds); 7] = [
         ("ALTER TABLE {t} DROP COLUMN b", &|b| {
             !b.contains("  b integer") && !b.contains("  q integer")
         }),

@@ -15,7 +15,7 @@ use std::time::{Duration, Instant};
 use common::corpus::POSTGRES_HOSTILE;
 use common::llm::{ModelServer, Reply};
 use common::servers::{self, Engine, Server, PASSWORD};
-use common::{stderr_of, stdout_of, Sandbox};
+use common::{replace_bytes, stderr_of, stdout_of, Sandbox};
 use serde_json::{json, Value};
 
 /// Held by the tests that write to the servers' tables or catalogs and by
@@ -25,23 +25,6 @@ static CATALOG: std::sync::Mutex<()> = std::sync::Mutex::new(());
 
 fn catalog_lock() -> std::sync::MutexGuard<'static, ()> {
     CATALOG.lock().unwrap_or_else(|e| e.into_inner())
-}
-
-/// `bytes` with every `from` replaced by `to` (same length: the cache is
-/// binary, strings carry their length).
-fn replace_bytes(bytes: &[u8], from: &str, to: &str) -> Vec<u8> {
-    assert_eq!(from.len(), to.len());
-    let mut out = bytes.to_vec();
-    let mut i = 0;
-    while i + from.len() <= out.len() {
-        if &out[i..i + from.len()] == from.as_bytes() {
-            out[i..i + from.len()].copy_from_slice(to.as_bytes());
-            i += from.len();
-        } else {
-            i += 1;
-        }
-    }
-    out
 }
 
 fn all() -> Vec<&'static Server> {

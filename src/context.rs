@@ -115,6 +115,47 @@ impl Context<'_> {
         Ok(crate::notes::key(&session_name))
     }
 
+    /// Whether `aiq schema` shows the source's catalog as read, whole:
+    /// nothing hidden, every sample allowed, no notes to weave in — then
+    /// the cached text can be printed as it is ([`Context::schema_text`]).
+    pub fn schema_is_plain(&self, arg: Option<&str>) -> Result<bool, AiqError> {
+        let resolved = self.resolve_source(arg)?;
+        let privacy = self.privacy_of(&resolved);
+        if privacy.hides_tables() || !privacy.samples || !privacy.redact.is_empty() {
+            return Ok(false);
+        }
+        let (session_name, _) = names_of(self.config, &resolved.label);
+        Ok(Notes::load(&self.config.home, &crate::notes::key(&session_name)).is_empty())
+    }
+
+    /// What `aiq schema` prints: the catalog's text form and the source's
+    /// label. Opens the source read-only; the text comes from the cache when
+    /// the source has not changed (without decoding the catalog), else, or
+    /// with `refresh`, from reading the catalog afresh (the cache keeps it).
+    pub fn schema_text(&self, arg: Option<&str>, refresh: bool) -> Result<SchemaText, AiqError> {
+        let resolved = resolve(self.config, arg)?;
+        let options = OpenOptions {
+            allow_write: false,
+            timeout: query_timeout(self.config),
+        };
+        let source = open_spec(&resolved, options)?;
+        let label = names_of(self.config, &resolved.label).1;
+        let key = cache_key(&self.config.home, &resolved, source.as_ref());
+        if let (Some((identity, fingerprint)), false) = (&key, refresh) {
+            if let Some(text) =
+                crate::schema::cache::load_text(&self.config.home, identity, fingerprint)
+            {
+                tracing::info!("schema text of {identity} from the cache");
+                return Ok(SchemaText { text, label });
+            }
+        }
+        let catalog = introspect(&self.config.home, key, source.as_ref())?;
+        Ok(SchemaText {
+            text: catalog.render(),
+            label,
+        })
+    }
+
     /// Opens sources for `/source`, with the same settings.
     pub fn opener(&self, allow_write: bool) -> Box<dyn SourceOpener> {
         Box::new(ConfigOpener {
@@ -250,6 +291,14 @@ fn names_of(config: &Config, name: &str) -> (String, String) {
     }
 }
 
+/// [`Context::schema_text`]'s result.
+pub struct SchemaText {
+    /// The catalog's compact text form (empty when there are no tables).
+    pub text: String,
+    /// The source as people see it.
+    pub label: String,
+}
+
 /// The source's catalog: from the cache when its fingerprint is the one
 /// taken now, else read from the source (and kept for next time).
 fn catalog_of(
@@ -259,16 +308,40 @@ fn catalog_of(
     refresh: bool,
 ) -> Result<crate::schema::Catalog, AiqError> {
     use crate::schema::cache;
-    let key = resolved.spec.identity().zip(source.fingerprint());
+    let key = cache_key(home, resolved, source);
     if let (Some((identity, fingerprint)), false) = (&key, refresh) {
         if let Some(catalog) = cache::load(home, identity, fingerprint) {
             tracing::info!("catalog of {identity} from the cache");
             return Ok(catalog);
         }
     }
+    introspect(home, key, source)
+}
+
+/// The source's identity and its fingerprint now (taken knowing the one
+/// its cached catalog was kept with, so a source can answer cheaply that
+/// nothing changed).
+fn cache_key(
+    home: &Path,
+    resolved: &Resolved,
+    source: &dyn crate::source::DataSource,
+) -> Option<(String, String)> {
+    let identity = resolved.spec.identity()?;
+    let cached = crate::schema::cache::stored_fingerprint(home, &identity);
+    let fingerprint = source.fingerprint_since(cached.as_deref())?;
+    Some((identity, fingerprint))
+}
+
+/// Reads the catalog from the source and keeps it in the cache under `key`
+/// (the source's identity and fingerprint), when there is one.
+fn introspect(
+    home: &Path,
+    key: Option<(String, String)>,
+    source: &dyn crate::source::DataSource,
+) -> Result<crate::schema::Catalog, AiqError> {
     let catalog = source.introspect().map_err(source_error)?;
     if let Some((identity, fingerprint)) = &key {
-        cache::store(home, identity, fingerprint, &catalog);
+        crate::schema::cache::store(home, identity, fingerprint, &catalog);
     }
     Ok(catalog)
 }

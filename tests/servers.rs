@@ -15,8 +15,17 @@ use std::time::{Duration, Instant};
 use common::corpus::POSTGRES_HOSTILE;
 use common::llm::{ModelServer, Reply};
 use common::servers::{self, Engine, Server, PASSWORD};
-use common::{stderr_of, stdout_of, Sandbox};
+use common::{replace_bytes, stderr_of, stdout_of, Sandbox};
 use serde_json::{json, Value};
+
+/// Held by the tests that write to the servers' tables or catalogs and by
+/// those that need the catalog to stay put (the cache tests): a write moves
+/// the catalog fingerprint.
+static CATALOG: std::sync::Mutex<()> = std::sync::Mutex::new(());
+
+fn catalog_lock() -> std::sync::MutexGuard<'static, ()> {
+    CATALOG.lock().unwrap_or_else(|e| e.into_inner())
+}
 
 fn all() -> Vec<&'static Server> {
     [servers::postgres(), servers::mariadb()]
@@ -240,6 +249,7 @@ fn mariadb_hostile_corpus_is_refused() {
 
 #[test]
 fn writes_need_allow_write_and_yes() {
+    let _catalog = catalog_lock();
     let sb = Sandbox::new();
     for server in all() {
         server.admin("DELETE FROM scratch");
@@ -712,6 +722,7 @@ fn allowed_corpus_runs() {
 /// while nothing changed, read again when a table appears or data changes.
 #[test]
 fn server_catalogs_are_cached_until_the_catalog_changes() {
+    let _catalog = catalog_lock();
     for server in all() {
         let sb = Sandbox::new();
         let url = server.url();
@@ -727,8 +738,7 @@ fn server_catalogs_are_cached_until_the_catalog_changes() {
         let bytes = std::fs::read(&path).unwrap();
         let cached = String::from_utf8_lossy(&bytes).into_owned();
         assert!(!cached.contains(PASSWORD), "the cache holds a password");
-        // Same length: the cache is binary, strings carry their length.
-        std::fs::write(&path, cached.replace("customers", "customerz").as_bytes()).unwrap();
+        std::fs::write(&path, replace_bytes(&bytes, "customers", "customerz")).unwrap();
         assert!(
             schema().contains("table customerz"),
             "{:?}: the cache was not used",
@@ -744,4 +754,102 @@ fn server_catalogs_are_cached_until_the_catalog_changes() {
             server.engine
         );
     }
+}
+
+/// The block `aiq schema` prints for `table` (its head line to the next
+/// table), or "" when it is not there.
+fn table_block(schema: &str, table: &str) -> String {
+    let head = format!("table {table}");
+    let Some(start) = schema
+        .lines()
+        .position(|l| l == head || l.starts_with(&format!("{head} ")))
+    else {
+        return String::new();
+    };
+    let lines: Vec<&str> = schema.lines().skip(start).collect();
+    let end = lines[1..]
+        .iter()
+        .position(|l| !l.starts_with("  "))
+        .map_or(lines.len(), |i| i + 1);
+    lines[..end].join("\n") + "\n"
+}
+
+/// PostgreSQL's catalog fingerprint moves with every kind of DDL, also
+/// those that leave the table's own pg_class row alone (a column dropped,
+/// renamed, retyped or made NOT NULL, a foreign key, a comment): each
+/// shows in the next `aiq schema`, while an unchanged catalog comes from
+/// the cache — after nothing was written (the quick check) and after a
+/// write elsewhere (the full fingerprint).
+#[test]
+fn postgres_ddl_of_every_kind_invalidates_the_catalog_cache() {
+    let Some(server) = servers::postgres() else {
+        return;
+    };
+    let _catalog = catalog_lock();
+    let sb = Sandbox::new();
+    let url = server.url();
+    let t = format!("ddl_probe_{}", std::process::id());
+    server.admin(&format!(
+        "CREATE TABLE {t} (id INT PRIMARY KEY, a TEXT, b INT, c INT)"
+    ));
+    let block = || {
+        let out = sb.aiq().args(["schema", url.as_str()]).output().unwrap();
+        assert!(out.status.success(), "{}", stderr_of(&out));
+        table_block(&stdout_of(&out), &t)
+    };
+    assert!(block().contains("  b integer"), "{}", block());
+    // Unchanged: the cache answers (a tampered entry shows it).
+    let entry = std::fs::read_dir(sb.home().join("cache"))
+        .unwrap()
+        .flatten()
+        .next()
+        .unwrap()
+        .path();
+    let bytes = std::fs::read(&entry).unwrap();
+    std::fs::write(&entry, replace_bytes(&bytes, "  b integer", "  q integer")).unwrap();
+    assert!(block().contains("  q integer"), "the cache was not used");
+    // The server wrote (outside the search path): the full fingerprint is
+    // taken, finds the catalog unchanged, and the cache still answers.
+    let elsewhere = format!("aiq_elsewhere_{}", std::process::id());
+    server.admin(&format!("CREATE SCHEMA {elsewhere}"));
+    server.admin(&format!("CREATE TABLE {elsewhere}.t (id INT)"));
+    let after_write = block();
+    server.admin(&format!("DROP SCHEMA {elsewhere} CASCADE"));
+    assert!(
+        after_write.contains("  q integer"),
+        "the cache was not used after an unrelated write:\n{after_write}"
+    );
+    type Holds = dyn Fn(&str) -> bool;
+    let steps: [(&str, &Holds); 7] = [
+        ("ALTER TABLE {t} DROP COLUMN b", &|b| {
+            !b.contains("  b integer") && !b.contains("  q integer")
+        }),
+        ("ALTER TABLE {t} RENAME COLUMN a TO a2", &|b| {
+            b.contains("  a2 text\n")
+        }),
+        ("ALTER TABLE {t} ALTER COLUMN c TYPE bigint", &|b| {
+            b.contains("  c bigint")
+        }),
+        ("ALTER TABLE {t} ALTER COLUMN a2 SET NOT NULL", &|b| {
+            b.contains("  a2 text not null")
+        }),
+        (
+            "ALTER TABLE {t} ADD CONSTRAINT {t}_fk FOREIGN KEY (c) REFERENCES {t} (id)",
+            &|b| b.contains(" -> ddl_probe_"),
+        ),
+        ("COMMENT ON TABLE {t} IS 'probe note'", &|b| {
+            b.contains(" -- probe note")
+        }),
+        ("ALTER TABLE {t} DROP CONSTRAINT {t}_fk", &|b| {
+            !b.contains(" -> ")
+        }),
+    ];
+    for (ddl, holds) in steps {
+        let ddl = ddl.replace("{t}", &t);
+        server.admin(&ddl);
+        let now = block();
+        assert!(holds(&now), "after {ddl} a stale cache was used:\n{now}");
+    }
+    server.admin(&format!("DROP TABLE {t}"));
+    assert_eq!(block(), "", "a dropped table is still listed");
 }

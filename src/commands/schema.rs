@@ -19,6 +19,16 @@ pub fn run(
     as_sent: bool,
 ) -> Result<(), AiqError> {
     let waiting = crate::frontend::progress::opening(ctx, source_arg);
+    if !as_sent && ctx.schema_is_plain(source_arg)? {
+        // The catalog as read: its text straight from the cache when the
+        // source has not changed.
+        let schema = ctx.schema_text(source_arg, refresh)?;
+        drop(waiting);
+        if schema.text.is_empty() {
+            crate::error::stderr_line(&format!("aiq: {} has no tables or views", schema.label));
+        }
+        return write_stdout(schema.text.as_bytes());
+    }
     let opened = if refresh {
         ctx.open_source_fresh(source_arg)?
     } else {

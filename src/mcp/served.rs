@@ -243,6 +243,10 @@ impl DataSource for SharedSource {
         lock(&self.inner).fingerprint()
     }
 
+    fn fingerprint_since(&self, cached: Option<&str>) -> Option<String> {
+        lock(&self.inner).fingerprint_since(cached)
+    }
+
     fn refuses_writes(&self) -> Option<&'static str> {
         self.refuses_writes
     }

@@ -192,6 +192,14 @@ pub trait DataSource: Send {
         None
     }
 
+    /// [`DataSource::fingerprint`], given the one the cached catalog was
+    /// kept with: a source that can tell cheaply that nothing changed since
+    /// returns `cached` itself without computing the full fingerprint.
+    fn fingerprint_since(&self, cached: Option<&str>) -> Option<String> {
+        let _ = cached;
+        self.fingerprint()
+    }
+
     /// Why statements that change data cannot work here, if they cannot
     /// (data files are read through views: nothing would be written back).
     fn refuses_writes(&self) -> Option<&'static str> {

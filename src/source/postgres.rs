@@ -4,7 +4,7 @@
 //! managed to change. Rows arrive in the binary format and are decoded here
 //! by type OID, exactly (numeric as text, never via f64).
 
-use std::collections::HashSet;
+use std::collections::{HashMap, HashSet};
 use std::fmt::Write as _;
 use std::str::FromStr;
 use std::sync::atomic::{AtomicI32, Ordering};
@@ -158,6 +158,15 @@ impl PostgresSource {
         Ok(out)
     }
 
+    /// The first cell of one of aiq's own catalog queries, as text.
+    fn scalar(&self, sql: &str) -> Option<String> {
+        let out = self
+            .internal(sql, None)
+            .map_err(|e| tracing::info!("no catalog fingerprint: {e}"))
+            .ok()?;
+        out.rows.first()?.first().and_then(text)
+    }
+
     /// Connects again if the connection died, and learns the new backend's pid.
     async fn revive(&self, conn: &mut PgConnection) -> Result<(), ExecError> {
         if server::revive(&self.live, conn, &self.connect, &self.spec).await? {
@@ -258,12 +267,25 @@ impl DataSource for PostgresSource {
     }
 
     fn fingerprint(&self) -> Option<String> {
-        let out = self
-            .internal(FINGERPRINT, None)
-            .map_err(|e| tracing::info!("no catalog fingerprint: {e}"))
-            .ok()?;
-        let row = out.rows.first()?;
-        Some(row.iter().map(Value::to_text).collect::<Vec<_>>().join(";"))
+        self.fingerprint_since(None)
+    }
+
+    /// `QUICK` and `FINGERPRINT` joined by a unit separator. When the
+    /// server has written nothing since `cached` was taken (its `QUICK`
+    /// part is the same), the catalog cannot have changed: `cached` comes
+    /// back after one tiny query. Else the full fingerprint is taken, and
+    /// `cached` still comes back when that part of it is the same.
+    fn fingerprint_since(&self, cached: Option<&str>) -> Option<String> {
+        let cached = cached.and_then(|c| c.split_once(UNIT).map(|parts| (c, parts)));
+        let quick = self.scalar(QUICK)?;
+        if let Some((whole, _)) = cached.filter(|(_, (q, _))| *q == quick) {
+            return Some(whole.to_string());
+        }
+        let full = self.scalar(FINGERPRINT)?;
+        if let Some((whole, _)) = cached.filter(|(_, (_, f))| *f == full) {
+            return Some(whole.to_string());
+        }
+        Some(format!("{quick}{UNIT}{full}"))
     }
 
     fn execute(
@@ -303,17 +325,30 @@ impl DataSource for PostgresSource {
 /// got their samples this way.
 fn stats_samples(source: &PostgresSource, tables: &mut [Table]) -> HashSet<String> {
     let mut done = HashSet::new();
-    let Ok(stats) = source.internal(
+    let targets = sample_targets(tables, false);
+    // Only the names of columns that get samples: turning every column's
+    // statistics (timestamps, numbers) into text is most of this query's
+    // time on a wide schema.
+    let names: std::collections::BTreeSet<&str> = targets
+        .iter()
+        .map(|&(ti, ci)| tables[ti].columns[ci].name.as_str())
+        .collect();
+    if names.is_empty() {
+        return done;
+    }
+    let names: Vec<String> = names.into_iter().map(quote_literal).collect();
+    let sql = format!(
         "SELECT CASE WHEN schemaname = current_schema() THEN tablename ELSE schemaname || '.' || tablename END, \
                 attname, \
-                coalesce(most_common_vals::text::text[], '{}') || coalesce(histogram_bounds::text::text[], '{}') \
+                coalesce(most_common_vals::text::text[], '{{}}') || coalesce(histogram_bounds::text::text[], '{{}}') \
          FROM pg_stats WHERE schemaname = ANY (current_schemas(false)) AND NOT inherited \
-         ORDER BY 1, 2",
-        Some(SAMPLE_BUDGET),
-    ) else {
+           AND attname = ANY (ARRAY[{}]::name[])",
+        names.join(", ")
+    );
+    let Ok(stats) = source.internal(&sql, Some(SAMPLE_BUDGET)) else {
         return done;
     };
-    let mut values: std::collections::HashMap<(String, String), Vec<String>> = Default::default();
+    let mut values: HashMap<(String, String), Vec<String>> = Default::default();
     for r in &stats.rows {
         let cell = |i: usize| r.get(i).and_then(text).unwrap_or_default();
         let list = match r.get(2) {
@@ -327,7 +362,7 @@ fn stats_samples(source: &PostgresSource, tables: &mut [Table]) -> HashSet<Strin
         done.insert(cell(0));
         values.insert((cell(0), cell(1)), list);
     }
-    for (ti, ci) in sample_targets(tables, false) {
+    for (ti, ci) in targets {
         let key = (tables[ti].name.clone(), tables[ti].columns[ci].name.clone());
         if let Some(list) = values.get(&key) {
             // The most common values first; shown in order, like samples
@@ -342,45 +377,82 @@ fn stats_samples(source: &PostgresSource, tables: &mut [Table]) -> HashSet<Strin
     done
 }
 
-/// A checksum of what the catalog is made of — relations, columns, keys,
-/// comments, row estimates — and a count of the rows written since the
-/// server started, for the catalog cache: one quick catalog query (a sum
-/// of hashes, so nothing is sorted or concatenated).
+/// `text` as a string literal, whatever `standard_conforming_strings` is.
+fn quote_literal(text: &str) -> String {
+    if text.contains('\\') {
+        format!("E'{}'", text.replace('\\', "\\\\").replace('\'', "''"))
+    } else {
+        format!("'{}'", text.replace('\'', "''"))
+    }
+}
+
+/// Separates the two parts of the fingerprint.
+const UNIT: char = '\u{1f}';
+
+/// Whether the server wrote anything at all: its WAL position (replayed,
+/// on a standby) moves with every committed change, DDL or data, in any
+/// database; with the server's start time (a restored backup restarts
+/// it), the login, the database and the search path. One tiny query; when
+/// it is what it was, the catalog is too, and [`FINGERPRINT`] is skipped.
+const QUICK: &str = "\
+    SELECT md5(concat_ws(' ', CASE WHEN pg_is_in_recovery() THEN pg_last_wal_replay_lsn() \
+      ELSE pg_current_wal_insert_lsn() END, pg_postmaster_start_time(), current_user, \
+      current_database(), current_schemas(false)))";
+
+/// The catalog's change fingerprint, for the catalog cache, in one quick
+/// query the server answers from its own catalogs: for each catalog that
+/// `introspect` reads (relations, columns, keys, comments, types of the
+/// schemas on the search path) the row count and a sum of hashes of each
+/// row version's `xmin`. Every DDL statement writes new row versions there
+/// (a dropped column, a renamed one, a new key, a comment: see the tests),
+/// and a new version has a transaction id no visible row had, so the sum
+/// moves; a dropped row moves the count. Hashing `xmin` rather than the
+/// rows' text keeps it to one scan with no concatenation. Written in place
+/// without a new version: `reltuples` (ANALYZE, VACUUM), summed as is. The
+/// rows written since the server started (its statistics counters) keep
+/// sample values and row estimates current; the login and search path are
+/// part of it, since they decide what is visible.
 const FINGERPRINT: &str = "\
-    WITH rel AS (SELECT c.oid, c.relname, c.relkind, c.reltuples FROM pg_class c \
-      JOIN pg_namespace n ON n.oid = c.relnamespace \
-      WHERE n.nspname = ANY (current_schemas(false)) AND c.relkind IN ('r', 'v', 'm', 'f', 'p')), \
-    parts AS ( \
-      SELECT rel.oid::text || relname || relkind::text || reltuples::bigint AS x FROM rel \
-      UNION ALL \
-      SELECT a.attrelid::text || a.attnum || a.attname || a.atttypid || a.atttypmod || a.attnotnull \
-      FROM pg_attribute a JOIN rel ON rel.oid = a.attrelid WHERE a.attnum > 0 AND NOT a.attisdropped \
-      UNION ALL \
-      SELECT co.conrelid::text || co.contype::text || co.conkey::text || co.confrelid || coalesce(co.confkey::text, '') \
-      FROM pg_constraint co JOIN rel ON rel.oid = co.conrelid WHERE co.contype IN ('p', 'f') \
-      UNION ALL \
-      SELECT d.objoid::text || d.objsubid || d.description \
-      FROM pg_description d JOIN rel ON rel.oid = d.objoid WHERE d.classoid = 'pg_class'::regclass) \
-    SELECT count(*), sum(hashtextextended(x, 0)), \
-      (SELECT coalesce(sum(pg_stat_get_tuples_inserted(oid) + pg_stat_get_tuples_updated(oid) \
-         + pg_stat_get_tuples_deleted(oid)), 0) FROM rel) \
-    FROM parts";
+    WITH ns AS (SELECT oid FROM pg_namespace WHERE nspname = ANY (current_schemas(false))), \
+    rel AS (SELECT c.oid, c.xmin, c.relkind, c.reltuples FROM pg_class c \
+      WHERE c.relnamespace IN (SELECT oid FROM ns)), \
+    h AS ( \
+      SELECT 1 AS k, count(*) AS n, sum(hashtextextended(xmin::text, oid::int8)) AS s, \
+        sum(reltuples)::int8 AS t FROM rel \
+      UNION ALL SELECT 2, count(*), sum(hashtextextended(xmin::text, 0)), 0 FROM pg_attribute \
+        WHERE attrelid IN (SELECT oid FROM rel) AND attnum > 0 \
+      UNION ALL SELECT 3, count(*), sum(hashtextextended(xmin::text, 0)), 0 FROM pg_constraint \
+        WHERE conrelid IN (SELECT oid FROM rel) \
+      UNION ALL SELECT 4, count(*), sum(hashtextextended(xmin::text, 0)), 0 FROM pg_description \
+        WHERE classoid = 'pg_class'::regclass AND objoid IN (SELECT oid FROM rel) \
+      UNION ALL SELECT 5, count(*), sum(hashtextextended(xmin::text, 0)), 0 FROM pg_type \
+        WHERE typnamespace IN (SELECT oid FROM ns) \
+      UNION ALL SELECT 6, 0, 0, sum(pg_stat_get_tuples_inserted(oid) + pg_stat_get_tuples_updated(oid) \
+        + pg_stat_get_tuples_deleted(oid)) FROM rel WHERE relkind IN ('r', 'p', 'm')) \
+    SELECT current_user::text || ' ' || current_schemas(false)::text || ' ' || \
+      string_agg(n || ',' || coalesce(s, 0) || ',' || coalesce(t, 0), ';' ORDER BY k) FROM h";
 
 /// Tables, views, materialized views and foreign tables of the schemas on
-/// the search path, in two catalog queries plus one for samples.
+/// the search path, in two catalog queries plus one for samples. Per-table
+/// facts (comment, privilege) are taken once per table, in a subquery the
+/// planner keeps apart (`OFFSET 0`), not once per column.
 fn introspect(source: &PostgresSource) -> Result<Catalog, ExecError> {
     let columns = source.internal(
         "SELECT n.nspname, c.relname, c.relkind::text, a.attname, \
                 format_type(a.atttypid, a.atttypmod), NOT a.attnotnull, \
                 coalesce(a.attnum = ANY(pk.conkey), false), c.reltuples::float8, \
-                obj_description(c.oid, 'pg_class'), n.nspname = current_schema(), \
-                has_table_privilege(c.oid, 'SELECT') \
-         FROM pg_class c \
+                c.comment, n.nspname = current_schema(), c.readable \
+         FROM (SELECT c.oid, c.relname, c.relkind, c.reltuples, c.relnamespace, \
+                      obj_description(c.oid, 'pg_class') AS comment, \
+                      has_table_privilege(c.oid, 'SELECT') AS readable \
+               FROM pg_class c \
+               WHERE c.relkind IN ('r', 'p', 'v', 'm', 'f') AND NOT c.relispartition \
+                 AND c.relnamespace IN \
+                   (SELECT oid FROM pg_namespace WHERE nspname = ANY (current_schemas(false))) \
+               OFFSET 0) c \
          JOIN pg_namespace n ON n.oid = c.relnamespace \
          JOIN pg_attribute a ON a.attrelid = c.oid AND a.attnum > 0 AND NOT a.attisdropped \
          LEFT JOIN pg_constraint pk ON pk.conrelid = c.oid AND pk.contype = 'p' \
-         WHERE c.relkind IN ('r', 'p', 'v', 'm', 'f') AND NOT c.relispartition \
-           AND n.nspname = ANY (current_schemas(false)) \
          ORDER BY n.nspname, c.relname, a.attnum",
         None,
     )?;
@@ -443,10 +515,15 @@ fn introspect(source: &PostgresSource) -> Result<Catalog, ExecError> {
          ORDER BY 1, con.conname",
         None,
     )?;
+    let index: HashMap<String, usize> = tables
+        .iter()
+        .enumerate()
+        .map(|(i, t)| (t.name.clone(), i))
+        .collect();
     for r in &keys.rows {
         let cell = |i: usize| r.get(i).and_then(text).unwrap_or_default();
         let split = |s: String| s.split('\u{1f}').map(str::to_string).collect::<Vec<_>>();
-        if let Some(t) = tables.iter_mut().find(|t| t.name == cell(0)) {
+        if let Some(t) = index.get(&cell(0)).map(|&i| &mut tables[i]) {
             t.foreign_keys.push(ForeignKey {
                 columns: split(cell(2)),
                 ref_table: cell(1),
@@ -831,6 +908,13 @@ fn json_of(v: &Value) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn literals_are_quoted_whatever_the_string_setting() {
+        assert_eq!(quote_literal("status"), "'status'");
+        assert_eq!(quote_literal("it's"), "'it''s'");
+        assert_eq!(quote_literal(r"a\b'c"), r"E'a\\b''c'");
+    }
 
     fn num(ndigits: u16, weight: i16, sign: u16, dscale: u16, digits: &[u16]) -> Vec<u8> {
         let mut b = Vec::new();

@@ -179,6 +179,23 @@ pub fn add_audit_tables(db: &Path) {
     conn.execute_batch(&sql).unwrap();
 }
 
+/// `bytes` with every `from` replaced by `to` (same length: the cache is
+/// binary, strings carry their length).
+pub fn replace_bytes(bytes: &[u8], from: &str, to: &str) -> Vec<u8> {
+    assert_eq!(from.len(), to.len());
+    let mut out = bytes.to_vec();
+    let mut i = 0;
+    while i + from.len() <= out.len() {
+        if &out[i..i + from.len()] == from.as_bytes() {
+            out[i..i + from.len()].copy_from_slice(to.as_bytes());
+            i += from.len();
+        } else {
+            i += 1;
+        }
+    }
+    out
+}
+
 pub fn stdout_of(output: &std::process::Output) -> String {
     String::from_utf8_lossy(&output.stdout).into_owned()
 }

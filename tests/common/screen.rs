@@ -52,12 +52,29 @@ impl Screen {
         self.vt.screen().contents()
     }
 
+    /// Takes what the program wrote, a little at a time, until the screen
+    /// shows `text` (true) or nothing more is there to read (false). Small
+    /// steps, so that a line drawn and erased again within what arrived at
+    /// once (a test thread that got no CPU for a while) is still seen.
+    fn pump_until(&mut self, text: &str) -> bool {
+        let mut buf = [0u8; 256];
+        loop {
+            match self.p.try_read(&mut buf) {
+                Ok(0) => return false,
+                Ok(n) => self.vt.process(&buf[..n]),
+                Err(_) => return false,
+            }
+            if self.text().contains(text) {
+                return true;
+            }
+        }
+    }
+
     /// Waits until the screen shows `text`.
     pub fn wait_for(&mut self, text: &str) {
         let deadline = Instant::now() + Duration::from_secs(20);
         loop {
-            self.pump();
-            if self.text().contains(text) {
+            if self.text().contains(text) || self.pump_until(text) {
                 return;
             }
             assert!(

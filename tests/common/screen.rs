@@ -14,6 +14,8 @@ use super::{pty, Sandbox};
 pub struct Screen {
     pub p: OsSession,
     pub vt: vt100::Parser,
+    /// Read but not yet shown: what came after the text a wait stopped at.
+    pending: Vec<u8>,
 }
 
 impl Screen {
@@ -32,11 +34,14 @@ impl Screen {
                 NonZeroU16::new(80).unwrap(),
                 0,
             ),
+            pending: Vec::new(),
         }
     }
 
     /// Takes what the program wrote so far.
     pub fn pump(&mut self) {
+        let pending = std::mem::take(&mut self.pending);
+        self.vt.process(&pending);
         let mut buf = [0u8; 16384];
         loop {
             match self.p.try_read(&mut buf) {
@@ -52,20 +57,38 @@ impl Screen {
         self.vt.screen().contents()
     }
 
-    /// Takes what the program wrote, a little at a time, until the screen
-    /// shows `text` (true) or nothing more is there to read (false). Small
-    /// steps, so that a line drawn and erased again within what arrived at
-    /// once (a test thread that got no CPU for a while) is still seen.
+    /// Takes what the program wrote until the screen shows `text` (true)
+    /// or nothing more is there to read (false), looking before each
+    /// carriage return: a line drawn and erased again within what arrived
+    /// at once (a test thread that got no CPU for a while) is still seen.
     fn pump_until(&mut self, text: &str) -> bool {
-        let mut buf = [0u8; 256];
+        let mut buf = [0u8; 4096];
         loop {
-            match self.p.try_read(&mut buf) {
-                Ok(0) => return false,
-                Ok(n) => self.vt.process(&buf[..n]),
-                Err(_) => return false,
+            let mut bytes = std::mem::take(&mut self.pending);
+            if bytes.is_empty() {
+                match self.p.try_read(&mut buf) {
+                    Ok(n) if n > 0 => bytes.extend_from_slice(&buf[..n]),
+                    _ => return false,
+                }
             }
-            if self.text().contains(text) {
-                return true;
+            // Looked at before every carriage return: a status line is
+            // redrawn (and at last erased) after one.
+            let mut at = 0;
+            while at < bytes.len() {
+                let end = bytes[at..]
+                    .iter()
+                    .position(|&b| b == b'\r')
+                    .map_or(bytes.len(), |i| at + i);
+                self.vt.process(&bytes[at..end]);
+                at = end;
+                if self.text().contains(text) {
+                    self.pending = bytes[at..].to_vec();
+                    return true;
+                }
+                if at < bytes.len() {
+                    self.vt.process(b"\r");
+                    at += 1;
+                }
             }
         }
     }

@@ -143,17 +143,7 @@ pub fn rows(n: u64) -> String {
 }
 
 /// `1234567` → `1,234,567`.
-pub fn thousands(n: u64) -> String {
-    let digits = n.to_string();
-    let mut out = String::with_capacity(digits.len() + digits.len() / 3);
-    for (i, c) in digits.chars().enumerate() {
-        if i > 0 && (digits.len() - i).is_multiple_of(3) {
-            out.push(',');
-        }
-        out.push(c);
-    }
-    out
-}
+pub use crate::render::thousands;
 
 /// `35 ms`, `2.1 s`, `1 min 05 s`.
 pub fn duration(d: Duration) -> String {

@@ -76,15 +76,7 @@ impl std::fmt::Display for Window {
 
 /// `12,363`.
 pub fn thousands(n: usize) -> String {
-    let digits = n.to_string();
-    let mut out = String::new();
-    for (i, c) in digits.chars().enumerate() {
-        if i > 0 && (digits.len() - i).is_multiple_of(3) {
-            out.push(',');
-        }
-        out.push(c);
-    }
-    out
+    crate::render::thousands(n as u64)
 }
 
 /// Phrases (lowercase) that mark "the prompt does not fit".

@@ -15,6 +15,7 @@ use mlua::{HookTriggers, Lua, VmState};
 
 use crate::cancel::CancelToken;
 use crate::config::LuaConfig;
+use crate::render::thousands;
 
 /// The instruction hook runs every this many VM instructions.
 const HOOK_EVERY: u32 = 1000;
@@ -189,19 +190,6 @@ impl Drop for Watchdog {
             let _ = t.join();
         }
     }
-}
-
-/// `1,000,000`.
-pub fn thousands(n: u64) -> String {
-    let digits = n.to_string();
-    let mut out = String::with_capacity(digits.len() + digits.len() / 3);
-    for (i, c) in digits.chars().enumerate() {
-        if i > 0 && (digits.len() - i).is_multiple_of(3) {
-            out.push(',');
-        }
-        out.push(c);
-    }
-    out
 }
 
 /// `1 MB` for whole megabytes, else `N KB`.

@@ -104,6 +104,19 @@ pub trait Renderer: RowSink {
     fn hidden(&self) -> u64;
 }
 
+/// `1234567` → `1,234,567`: a count for people (footers, limits, windows).
+pub fn thousands(n: u64) -> String {
+    let digits = n.to_string();
+    let mut out = String::with_capacity(digits.len() + digits.len() / 3);
+    for (i, c) in digits.chars().enumerate() {
+        if i > 0 && (digits.len() - i).is_multiple_of(3) {
+            out.push(',');
+        }
+        out.push(c);
+    }
+    out
+}
+
 /// A renderer for `format` writing to `out`.
 pub fn renderer<'a>(
     format: Format,

@@ -3,17 +3,7 @@
 use std::time::Duration;
 
 /// `n` with thousands separators.
-pub fn count(n: u64) -> String {
-    let digits = n.to_string();
-    let mut out = String::with_capacity(digits.len() + digits.len() / 3);
-    for (i, c) in digits.chars().enumerate() {
-        if i > 0 && (digits.len() - i).is_multiple_of(3) {
-            out.push(',');
-        }
-        out.push(c);
-    }
-    out
-}
+pub use crate::render::thousands as count;
 
 /// A duration for people: milliseconds under a second, then seconds with
 /// one decimal, then minutes and seconds.

@@ -115,45 +115,46 @@ impl Context<'_> {
         Ok(crate::notes::key(&session_name))
     }
 
-    /// Whether `aiq schema` shows the source's catalog as read, whole:
-    /// nothing hidden, every sample allowed, no notes to weave in — then
-    /// the cached text can be printed as it is ([`Context::schema_text`]).
-    pub fn schema_is_plain(&self, arg: Option<&str>) -> Result<bool, AiqError> {
-        let resolved = self.resolve_source(arg)?;
+    /// What `aiq schema` prints when it shows the source's catalog as read,
+    /// whole — nothing hidden, every sample allowed, no notes to weave in —
+    /// with the source's label; `None` when the settings change what is
+    /// shown (then the catalog is opened as the model sees it). Opens the
+    /// source read-only; the text comes from the cache when the source has
+    /// not changed (without decoding the catalog), else, or with `refresh`,
+    /// from reading the catalog afresh (the cache keeps it).
+    pub fn schema_text(
+        &self,
+        arg: Option<&str>,
+        refresh: bool,
+    ) -> Result<Option<SchemaText>, AiqError> {
+        let resolved = resolve(self.config, arg)?;
         let privacy = self.privacy_of(&resolved);
         if privacy.hides_tables() || !privacy.samples || !privacy.redact.is_empty() {
-            return Ok(false);
+            return Ok(None);
         }
-        let (session_name, _) = names_of(self.config, &resolved.label);
-        Ok(Notes::load(&self.config.home, &crate::notes::key(&session_name)).is_empty())
-    }
-
-    /// What `aiq schema` prints: the catalog's text form and the source's
-    /// label. Opens the source read-only; the text comes from the cache when
-    /// the source has not changed (without decoding the catalog), else, or
-    /// with `refresh`, from reading the catalog afresh (the cache keeps it).
-    pub fn schema_text(&self, arg: Option<&str>, refresh: bool) -> Result<SchemaText, AiqError> {
-        let resolved = resolve(self.config, arg)?;
+        let (session_name, label) = names_of(self.config, &resolved.label);
+        if !Notes::load(&self.config.home, &crate::notes::key(&session_name)).is_empty() {
+            return Ok(None);
+        }
         let options = OpenOptions {
             allow_write: false,
             timeout: query_timeout(self.config),
         };
         let source = open_spec(&resolved, options)?;
-        let label = names_of(self.config, &resolved.label).1;
         let key = cache_key(&self.config.home, &resolved, source.as_ref());
         if let (Some((identity, fingerprint)), false) = (&key, refresh) {
             if let Some(text) =
                 crate::schema::cache::load_text(&self.config.home, identity, fingerprint)
             {
                 tracing::info!("schema text of {identity} from the cache");
-                return Ok(SchemaText { text, label });
+                return Ok(Some(SchemaText { text, label }));
             }
         }
         let catalog = introspect(&self.config.home, key, source.as_ref())?;
-        Ok(SchemaText {
+        Ok(Some(SchemaText {
             text: catalog.render(),
             label,
-        })
+        }))
     }
 
     /// Opens sources for `/source`, with the same settings.

@@ -19,10 +19,14 @@ pub fn run(
     as_sent: bool,
 ) -> Result<(), AiqError> {
     let waiting = crate::frontend::progress::opening(ctx, source_arg);
-    if !as_sent && ctx.schema_is_plain(source_arg)? {
-        // The catalog as read: its text straight from the cache when the
-        // source has not changed.
-        let schema = ctx.schema_text(source_arg, refresh)?;
+    // The catalog as read: its text straight from the cache when the
+    // source has not changed.
+    let plain = if as_sent {
+        None
+    } else {
+        ctx.schema_text(source_arg, refresh)?
+    };
+    if let Some(schema) = plain {
         drop(waiting);
         if schema.text.is_empty() {
             crate::error::stderr_line(&format!("aiq: {} has no tables or views", schema.label));

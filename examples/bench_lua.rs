@@ -77,6 +77,10 @@ impl EventSink for Clock {
     }
 }
 
+/// The binary's allocator (src/main.rs), so the figures are the binary's.
+#[global_allocator]
+static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
 fn clock() -> Clock {
     Clock {
         first_statement: None,
@@ -126,6 +130,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
                 limits: &limits,
                 workdir: dir.path(),
                 audit: None,
+                last_in_process: false,
             },
         )
     };

@@ -106,6 +106,7 @@ fn run(
             limits,
             workdir: &w.work,
             audit: Some(&info),
+            last_in_process: false,
         },
     );
     (result, seen)
@@ -287,6 +288,7 @@ fn a_write_statement_asked_and_declined_is_a_refusal() {
             limits: &corpus_limits(),
             workdir: sb.path(),
             audit: None,
+            last_in_process: false,
         },
     );
     match result {

@@ -73,6 +73,7 @@ pub fn run(ctx: &Context<'_>, source_arg: Option<&str>, args: &RunArgs) -> Resul
                 limits: &ctx.config.lua,
                 workdir: &workdir,
                 audit: Some(&info),
+                last_in_process: true,
             },
         )
         .map(|report| Answer {

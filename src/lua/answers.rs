@@ -93,6 +93,7 @@ impl AnswerKind for LuaAnswers {
                 limits: &self.limits,
                 workdir: &workdir,
                 audit: self.audit.as_ref(),
+                last_in_process: false,
             },
         )
         .map_err(failure)?;

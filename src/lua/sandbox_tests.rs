@@ -36,6 +36,17 @@ fn run_in(
     allow_write: bool,
     cancel: &CancelToken,
 ) -> Ran {
+    run_kept(dir, code, limits, allow_write, cancel, false)
+}
+
+fn run_kept(
+    dir: &Path,
+    code: &str,
+    limits: &LuaConfig,
+    allow_write: bool,
+    cancel: &CancelToken,
+    last_in_process: bool,
+) -> Ran {
     let source = source_in(dir, "t.db", allow_write);
     let catalog = source.introspect().unwrap();
     let mut sink = Recorder {
@@ -63,6 +74,7 @@ fn run_in(
             limits,
             workdir: dir,
             audit: Some(&info),
+            last_in_process,
         },
     );
     Ran { result, sink }
@@ -89,6 +101,36 @@ fn error(r: Ran) -> String {
         Ok(_) => panic!("the program succeeded: {:?}", r.sink.events),
         Err(e) => e.to_string(),
     }
+}
+
+#[test]
+fn a_state_left_for_the_exit_runs_the_same_and_the_next_run_is_fresh() {
+    let dir = tempfile::tempdir().unwrap();
+    let code = "local rows = aiq.query('SELECT month, n FROM t ORDER BY month')
+                print(#rows, rows[2].month) aiq.table(rows)
+                kept = (kept or 0) + 1 print(kept)";
+    let events = |last: bool| {
+        let r = run_kept(
+            dir.path(),
+            code,
+            &limits(),
+            false,
+            &CancelToken::new(),
+            last,
+        );
+        assert!(r.result.is_ok(), "{:?}", r.result);
+        // What the program said and showed (timings left out).
+        r.sink
+            .events
+            .into_iter()
+            .filter(|e| matches!(e, Event::Output(_) | Event::Columns(_) | Event::Rows(_)))
+            .collect::<Vec<_>>()
+    };
+    let closed = events(false);
+    let kept = events(true);
+    assert_eq!(format!("{kept:?}"), format!("{closed:?}"));
+    // A global set by the run whose state was not closed is not in the next.
+    assert_eq!(format!("{:?}", events(false)), format!("{closed:?}"));
 }
 
 #[test]

@@ -141,16 +141,16 @@ impl Context<'_> {
             timeout: query_timeout(self.config),
         };
         let source = open_spec(&resolved, options)?;
-        let key = cache_key(&self.config.home, &resolved, source.as_ref());
-        if let (Some((identity, fingerprint)), false) = (&key, refresh) {
-            if let Some(text) =
-                crate::schema::cache::load_text(&self.config.home, identity, fingerprint)
-            {
-                tracing::info!("schema text of {identity} from the cache");
+        let home = &self.config.home;
+        let key = cache_key(home, &resolved, source.as_ref());
+        if let (Some(key), false) = (&key, refresh) {
+            if let Some(text) = crate::schema::cache::load_text(home, &key.identity, &key.key) {
+                tracing::info!("schema text of {} from the cache", key.identity);
+                key.restamp(home);
                 return Ok(Some(SchemaText { text, label }));
             }
         }
-        let catalog = introspect(&self.config.home, key, source.as_ref())?;
+        let catalog = introspect(home, key, source.as_ref())?;
         Ok(Some(SchemaText {
             text: catalog.render(),
             label,
@@ -310,13 +310,34 @@ fn catalog_of(
 ) -> Result<crate::schema::Catalog, AiqError> {
     use crate::schema::cache;
     let key = cache_key(home, resolved, source);
-    if let (Some((identity, fingerprint)), false) = (&key, refresh) {
-        if let Some(catalog) = cache::load(home, identity, fingerprint) {
-            tracing::info!("catalog of {identity} from the cache");
+    if let (Some(key), false) = (&key, refresh) {
+        if let Some(catalog) = cache::load(home, &key.identity, &key.key) {
+            tracing::info!("catalog of {} from the cache", key.identity);
+            key.restamp(home);
             return Ok(catalog);
         }
     }
     introspect(home, key, source)
+}
+
+/// Where a source's catalog is cached and under what fingerprint.
+struct CacheKey {
+    /// The source (a path, a URL without password).
+    identity: String,
+    /// The fingerprint a cached catalog must carry to be used.
+    key: String,
+    /// The fingerprint to keep a used entry under from now on.
+    restamp: Option<String>,
+}
+
+impl CacheKey {
+    /// Keeps the entry just used under the fingerprint of now, when the
+    /// source asked for it.
+    fn restamp(&self, home: &Path) {
+        if let Some(now) = &self.restamp {
+            crate::schema::cache::restamp(home, &self.identity, now);
+        }
+    }
 }
 
 /// The source's identity and its fingerprint now (taken knowing the one
@@ -326,23 +347,28 @@ fn cache_key(
     home: &Path,
     resolved: &Resolved,
     source: &dyn crate::source::DataSource,
-) -> Option<(String, String)> {
+) -> Option<CacheKey> {
     let identity = resolved.spec.identity()?;
     let cached = crate::schema::cache::stored_fingerprint(home, &identity);
-    let fingerprint = source.fingerprint_since(cached.as_deref())?;
-    Some((identity, fingerprint))
+    let since = source.fingerprint_since(cached.as_deref())?;
+    Some(CacheKey {
+        identity,
+        key: since.key,
+        restamp: since.restamp,
+    })
 }
 
 /// Reads the catalog from the source and keeps it in the cache under `key`
-/// (the source's identity and fingerprint), when there is one.
+/// (the source's identity and fingerprint of now), when there is one.
 fn introspect(
     home: &Path,
-    key: Option<(String, String)>,
+    key: Option<CacheKey>,
     source: &dyn crate::source::DataSource,
 ) -> Result<crate::schema::Catalog, AiqError> {
     let catalog = source.introspect().map_err(source_error)?;
-    if let Some((identity, fingerprint)) = &key {
-        crate::schema::cache::store(home, identity, fingerprint, &catalog);
+    if let Some(key) = &key {
+        let fingerprint = key.restamp.as_ref().unwrap_or(&key.key);
+        crate::schema::cache::store(home, &key.identity, fingerprint, &catalog);
     }
     Ok(catalog)
 }

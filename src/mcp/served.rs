@@ -243,7 +243,7 @@ impl DataSource for SharedSource {
         lock(&self.inner).fingerprint()
     }
 
-    fn fingerprint_since(&self, cached: Option<&str>) -> Option<String> {
+    fn fingerprint_since(&self, cached: Option<&str>) -> Option<crate::source::Since> {
         lock(&self.inner).fingerprint_since(cached)
     }
 

@@ -114,6 +114,33 @@ pub fn store(home: &Path, source: &str, fingerprint: &str, catalog: &Catalog) {
     }
 }
 
+/// Keeps the entry of `source` under `fingerprint` from now on, as it is
+/// otherwise ([`crate::source::Since::restamp`]). Only the head is decoded;
+/// the rest of the bytes are copied. A failure only means the next run
+/// takes the full fingerprint again.
+pub fn restamp(home: &Path, source: &str, fingerprint: &str) {
+    let file = path(home, source);
+    let Ok(bytes) = std::fs::read(&file) else {
+        return;
+    };
+    let Ok(((format, stored, _), rest)) =
+        postcard::take_from_bytes::<(u32, String, String)>(&bytes)
+    else {
+        return;
+    };
+    if format != FORMAT || stored != source {
+        return;
+    }
+    let Ok(mut out) = postcard::to_stdvec(&(format, source, fingerprint)) else {
+        return;
+    };
+    out.extend_from_slice(rest);
+    let dir = crate::home::cache_dir(home);
+    if let Err(e) = crate::home::write_private(&dir, &file, &out) {
+        tracing::info!("cannot restamp the catalog in {}: {e}", dir.display());
+    }
+}
+
 fn path(home: &Path, source: &str) -> PathBuf {
     crate::home::cache_dir(home).join(format!("catalog-{:016x}.bin", fnv1a(source)))
 }
@@ -163,6 +190,37 @@ mod tests {
             Some("v1")
         );
         assert_eq!(stored_fingerprint(dir.path(), "sqlite:/data/b.db"), None);
+    }
+
+    #[test]
+    fn a_restamped_entry_answers_to_its_new_fingerprint_only() {
+        let dir = tempfile::tempdir().unwrap();
+        let catalog = Catalog {
+            engine: "PostgreSQL 15".into(),
+            tables: vec![Table {
+                name: "orders".into(),
+                comment: Some("one row per order".into()),
+                ..Table::default()
+            }],
+        };
+        store(dir.path(), "postgres://h/db", "q1|f1", &catalog);
+        restamp(dir.path(), "postgres://h/db", "q2|f1");
+        assert_eq!(
+            stored_fingerprint(dir.path(), "postgres://h/db").as_deref(),
+            Some("q2|f1")
+        );
+        assert_eq!(
+            load(dir.path(), "postgres://h/db", "q2|f1"),
+            Some(catalog.clone())
+        );
+        assert_eq!(
+            load_text(dir.path(), "postgres://h/db", "q2|f1"),
+            Some(catalog.render())
+        );
+        assert_eq!(load(dir.path(), "postgres://h/db", "q1|f1"), None);
+        // Another source's entry, or none, is left alone.
+        restamp(dir.path(), "postgres://h/other", "x");
+        assert_eq!(stored_fingerprint(dir.path(), "postgres://h/other"), None);
     }
 
     #[test]

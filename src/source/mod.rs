@@ -154,6 +154,19 @@ impl EnoughRows {
 #[error("{0}")]
 pub struct SourceError(pub String);
 
+/// A source's fingerprint taken knowing the one its cached catalog was
+/// kept with ([`DataSource::fingerprint_since`]).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Since {
+    /// The fingerprint a cached catalog must carry to be used.
+    pub key: String,
+    /// The source moved only in ways that leave the catalog alone (its
+    /// cheap check no longer matches, the full fingerprint still does): the
+    /// entry is kept under this fingerprint from now on, so the next run's
+    /// cheap check matches again.
+    pub restamp: Option<String>,
+}
+
 /// One open data source.
 pub trait DataSource: Send {
     /// The engine behind this source.
@@ -194,10 +207,10 @@ pub trait DataSource: Send {
 
     /// [`DataSource::fingerprint`], given the one the cached catalog was
     /// kept with: a source that can tell cheaply that nothing changed since
-    /// returns `cached` itself without computing the full fingerprint.
-    fn fingerprint_since(&self, cached: Option<&str>) -> Option<String> {
+    /// answers with `cached` itself without computing the full fingerprint.
+    fn fingerprint_since(&self, cached: Option<&str>) -> Option<Since> {
         let _ = cached;
-        self.fingerprint()
+        self.fingerprint().map(|key| Since { key, restamp: None })
     }
 
     /// Why statements that change data cannot work here, if they cannot

@@ -25,7 +25,7 @@ use super::server::{
 use super::spec::{redact_url, ServerSpec};
 use super::{
     quote_ident, table_ref, CancelToken, Column, DataSource, EngineKind, ExecError, Guard,
-    OpenOptions, QueryStats, RowSink, SourceError, Value,
+    OpenOptions, QueryStats, RowSink, Since, SourceError, Value,
 };
 use crate::safety::{Access, CheckedSql};
 use crate::schema::{offer_sample, sample_targets, TableKind, SAMPLE_ROWS};
@@ -267,25 +267,39 @@ impl DataSource for PostgresSource {
     }
 
     fn fingerprint(&self) -> Option<String> {
-        self.fingerprint_since(None)
+        self.fingerprint_since(None).map(|since| since.key)
     }
 
     /// `QUICK` and `FINGERPRINT` joined by a unit separator. When the
     /// server has written nothing since `cached` was taken (its `QUICK`
     /// part is the same), the catalog cannot have changed: `cached` comes
-    /// back after one tiny query. Else the full fingerprint is taken, and
-    /// `cached` still comes back when that part of it is the same.
-    fn fingerprint_since(&self, cached: Option<&str>) -> Option<String> {
+    /// back after one tiny query. Else the full fingerprint is taken; when
+    /// that part of `cached` is the same (the server wrote, but not to this
+    /// catalog: another database, autovacuum), `cached` still comes back,
+    /// with the fingerprint of now to keep the entry under, so that the
+    /// next run's quick check matches again.
+    fn fingerprint_since(&self, cached: Option<&str>) -> Option<Since> {
         let cached = cached.and_then(|c| c.split_once(UNIT).map(|parts| (c, parts)));
         let quick = self.scalar(QUICK)?;
         if let Some((whole, _)) = cached.filter(|(_, (q, _))| *q == quick) {
-            return Some(whole.to_string());
+            tracing::info!("nothing written since the cached catalog fingerprint");
+            return Some(Since {
+                key: whole.to_string(),
+                restamp: None,
+            });
         }
         let full = self.scalar(FINGERPRINT)?;
-        if let Some((whole, _)) = cached.filter(|(_, (_, f))| *f == full) {
-            return Some(whole.to_string());
-        }
-        Some(format!("{quick}{UNIT}{full}"))
+        let now = format!("{quick}{UNIT}{full}");
+        Some(match cached.filter(|(_, (_, f))| *f == full) {
+            Some((whole, _)) => Since {
+                key: whole.to_string(),
+                restamp: Some(now),
+            },
+            None => Since {
+                key: now,
+                restamp: None,
+            },
+        })
     }
 
     fn execute(

@@ -756,6 +756,73 @@ fn server_catalogs_are_cached_until_the_catalog_changes() {
     }
 }
 
+/// MariaDB's catalog cache is checked with one tiny query first (InnoDB's
+/// log position, the statement counters): nothing written, the cache
+/// answers; written in another database, the full fingerprint finds the
+/// catalog unchanged, the cache answers and the entry is restamped; a row
+/// written to one of the source's tables, or a table created, moves the
+/// full fingerprint, so the catalog is read again.
+#[test]
+fn mariadb_catalog_cache_sees_every_write_past_its_quick_check() {
+    let Some(server) = servers::mariadb() else {
+        return;
+    };
+    let _catalog = catalog_lock();
+    let sb = Sandbox::new();
+    let url = server.url();
+    let t = format!("quick_probe_{}", std::process::id());
+    server.admin(&format!("CREATE TABLE {t} (id INT)"));
+    let schema = || {
+        let out = sb.aiq().args(["schema", url.as_str()]).output().unwrap();
+        assert!(out.status.success(), "{}", stderr_of(&out));
+        stdout_of(&out)
+    };
+    assert!(schema().contains(&format!("table {t}")));
+    let entry = std::fs::read_dir(sb.home().join("cache"))
+        .unwrap()
+        .flatten()
+        .next()
+        .unwrap()
+        .path();
+    let tampered_name = t.replace("probe", "proxy");
+    let bytes = std::fs::read(&entry).unwrap();
+    std::fs::write(&entry, replace_bytes(&bytes, &t, &tampered_name)).unwrap();
+    assert!(
+        schema().contains(&format!("table {tampered_name}")),
+        "the cache was not used"
+    );
+    let elsewhere = format!("aiq_elsewhere_{}", std::process::id());
+    server.admin(&format!(
+        "CREATE DATABASE {elsewhere}; CREATE TABLE {elsewhere}.x (id INT); INSERT INTO {elsewhere}.x VALUES (1)"
+    ));
+    let before = std::fs::read(&entry).unwrap();
+    let after_elsewhere = schema();
+    server.admin(&format!("DROP DATABASE {elsewhere}"));
+    assert!(
+        after_elsewhere.contains(&format!("table {tampered_name}")),
+        "the cache was not used after a write in another database:\n{after_elsewhere}"
+    );
+    assert_ne!(
+        std::fs::read(&entry).unwrap(),
+        before,
+        "the entry was not restamped"
+    );
+    server.admin(&format!("INSERT INTO {t} VALUES (1)"));
+    let after_insert = schema();
+    assert!(
+        after_insert.contains(&format!("table {t}")),
+        "a stale cache was used after a row was written:\n{after_insert}"
+    );
+    let u = format!("{t}_new");
+    server.admin(&format!("CREATE TABLE {u} (id INT)"));
+    let after_create = schema();
+    server.admin(&format!("DROP TABLE {t}; DROP TABLE {u}"));
+    assert!(
+        after_create.contains(&format!("table {u}")),
+        "a stale cache was used after a table was created:\n{after_create}"
+    );
+}
+
 /// The block `aiq schema` prints for `table` (its head line to the next
 /// table), or "" when it is not there.
 fn table_block(schema: &str, table: &str) -> String {

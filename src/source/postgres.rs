@@ -270,36 +270,11 @@ impl DataSource for PostgresSource {
         self.fingerprint_since(None).map(|since| since.key)
     }
 
-    /// `QUICK` and `FINGERPRINT` joined by a unit separator. When the
-    /// server has written nothing since `cached` was taken (its `QUICK`
-    /// part is the same), the catalog cannot have changed: `cached` comes
-    /// back after one tiny query. Else the full fingerprint is taken; when
-    /// that part of `cached` is the same (the server wrote, but not to this
-    /// catalog: another database, autovacuum), `cached` still comes back,
-    /// with the fingerprint of now to keep the entry under, so that the
-    /// next run's quick check matches again.
+    /// `QUICK` (has the server written anything at all?) and
+    /// `FINGERPRINT` (the catalog's checksums), see
+    /// [`server::quick_then_full`].
     fn fingerprint_since(&self, cached: Option<&str>) -> Option<Since> {
-        let cached = cached.and_then(|c| c.split_once(UNIT).map(|parts| (c, parts)));
-        let quick = self.scalar(QUICK)?;
-        if let Some((whole, _)) = cached.filter(|(_, (q, _))| *q == quick) {
-            tracing::info!("nothing written since the cached catalog fingerprint");
-            return Some(Since {
-                key: whole.to_string(),
-                restamp: None,
-            });
-        }
-        let full = self.scalar(FINGERPRINT)?;
-        let now = format!("{quick}{UNIT}{full}");
-        Some(match cached.filter(|(_, (_, f))| *f == full) {
-            Some((whole, _)) => Since {
-                key: whole.to_string(),
-                restamp: Some(now),
-            },
-            None => Since {
-                key: now,
-                restamp: None,
-            },
-        })
+        server::quick_then_full(cached, || self.scalar(QUICK), || self.scalar(FINGERPRINT))
     }
 
     fn execute(
@@ -399,9 +374,6 @@ fn quote_literal(text: &str) -> String {
         format!("'{}'", text.replace('\'', "''"))
     }
 }
-
-/// Separates the two parts of the fingerprint.
-const UNIT: char = '\u{1f}';
 
 /// Whether the server wrote anything at all: its WAL position (replayed,
 /// on a standby) moves with every committed change, DDL or data, in any

@@ -14,7 +14,7 @@ use futures_util::{Stream, StreamExt};
 use sqlx::Either;
 
 use super::spec::{redact_url, ServerSpec};
-use super::{CancelToken, Column, ExecError, RowSink, SourceError, Value};
+use super::{CancelToken, Column, ExecError, RowSink, Since, SourceError, Value};
 use crate::schema::{offer_sample, sample_targets, Table};
 
 /// How long connecting (TCP, TLS and login) may take.
@@ -425,9 +425,89 @@ pub(crate) fn bytes_value(bytes: &[u8]) -> Value {
     }
 }
 
+/// Separates the two parts of a server's catalog fingerprint.
+const UNIT: char = '\u{1f}';
+
+/// A server's catalog fingerprint in two parts joined by a unit separator:
+/// `quick`, one tiny query that moves whenever the server writes anything
+/// at all, and `full`, the catalog's own checksums. When `quick` is what it
+/// was when `cached` was taken, the catalog cannot have changed: `cached`
+/// comes back without the full fingerprint. Else `full` is taken; when that
+/// part of `cached` is the same (the server wrote, but not to this catalog:
+/// another database, background maintenance), `cached` still comes back,
+/// with the fingerprint of now to keep the entry under, so that the next
+/// run's quick check matches again.
+pub(crate) fn quick_then_full(
+    cached: Option<&str>,
+    quick: impl FnOnce() -> Option<String>,
+    full: impl FnOnce() -> Option<String>,
+) -> Option<Since> {
+    let cached = cached.and_then(|c| c.split_once(UNIT).map(|parts| (c, parts)));
+    let quick = quick()?;
+    if let Some((whole, _)) = cached.filter(|(_, (q, _))| *q == quick) {
+        tracing::info!("nothing written since the cached catalog fingerprint");
+        return Some(Since {
+            key: whole.to_string(),
+            restamp: None,
+        });
+    }
+    let full = full()?;
+    let now = format!("{quick}{UNIT}{full}");
+    Some(match cached.filter(|(_, (_, f))| *f == full) {
+        Some((whole, _)) => Since {
+            key: whole.to_string(),
+            restamp: Some(now),
+        },
+        None => Since {
+            key: now,
+            restamp: None,
+        },
+    })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_full_fingerprint_is_taken_only_when_the_server_wrote() {
+        let full_taken = std::cell::Cell::new(0);
+        let since = |cached: Option<&str>, quick: &str, full: &str| {
+            quick_then_full(
+                cached,
+                || Some(quick.to_string()),
+                || {
+                    full_taken.set(full_taken.get() + 1);
+                    Some(full.to_string())
+                },
+            )
+            .unwrap()
+        };
+        // No entry yet: both parts.
+        let first = since(None, "q1", "f1");
+        assert_eq!(first.key, "q1\u{1f}f1");
+        assert_eq!((first.restamp, full_taken.get()), (None, 1));
+        // Nothing written: the entry as it is, without the full query.
+        let same = since(Some("q1\u{1f}f1"), "q1", "f9");
+        assert_eq!((same.key.as_str(), same.restamp), ("q1\u{1f}f1", None));
+        assert_eq!(full_taken.get(), 1);
+        // Written elsewhere: the entry still serves, restamped.
+        let elsewhere = since(Some("q1\u{1f}f1"), "q2", "f1");
+        assert_eq!(elsewhere.key, "q1\u{1f}f1");
+        assert_eq!(elsewhere.restamp.as_deref(), Some("q2\u{1f}f1"));
+        // The catalog changed: a new key, so the entry is not used.
+        let changed = since(Some("q1\u{1f}f1"), "q2", "f2");
+        assert_eq!(
+            (changed.key.as_str(), changed.restamp),
+            ("q2\u{1f}f2", None)
+        );
+        // An entry from before the two parts is not trusted.
+        let old = since(Some("f1"), "q1", "f1");
+        assert_eq!((old.key.as_str(), old.restamp), ("q1\u{1f}f1", None));
+        // No fingerprint when a part cannot be taken.
+        assert_eq!(quick_then_full(None, || None, || Some("f".into())), None);
+        assert_eq!(quick_then_full(None, || Some("q".into()), || None), None);
+    }
 
     #[test]
     fn password_in_url_is_noticed() {

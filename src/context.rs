@@ -136,12 +136,22 @@ impl Context<'_> {
         if !Notes::load(&self.config.home, &crate::notes::key(&session_name)).is_empty() {
             return Ok(None);
         }
+        let home = &self.config.home;
+        if let (Some(identity), Some(fingerprint), false) = (
+            resolved.spec.identity(),
+            resolved.spec.unopened_fingerprint(),
+            refresh,
+        ) {
+            if let Some(text) = crate::schema::cache::load_text(home, &identity, &fingerprint) {
+                tracing::info!("schema text of {identity} from the cache, the file unopened");
+                return Ok(Some(SchemaText { text, label }));
+            }
+        }
         let options = OpenOptions {
             allow_write: false,
             timeout: query_timeout(self.config),
         };
         let source = open_spec(&resolved, options)?;
-        let home = &self.config.home;
         let key = cache_key(home, &resolved, source.as_ref());
         if let (Some(key), false) = (&key, refresh) {
             if let Some(text) = crate::schema::cache::load_text(home, &key.identity, &key.key) {

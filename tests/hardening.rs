@@ -552,6 +552,41 @@ fn the_catalog_cache_is_used_only_while_the_source_is_unchanged() {
     assert!(first.contains("table customers"));
 }
 
+/// `aiq schema` on a DuckDB file whose cached schema is fresh (the file's
+/// size and time are what they were) prints it without opening the file —
+/// shown here by a writer holding the file's lock, which a read-only open
+/// would fail on; once the file changes, it is opened and read again.
+#[test]
+fn a_fresh_duckdb_schema_is_printed_without_opening_the_file() {
+    let sb = Sandbox::new();
+    let db = sb.shop_duckdb();
+    let schema = || {
+        sb.aiq()
+            .args(["schema", db.to_str().unwrap()])
+            .output()
+            .unwrap()
+    };
+    let first = schema();
+    assert!(first.status.success(), "{}", stderr_of(&first));
+    let writer = duckdb::Connection::open(&db).unwrap();
+    let held = schema();
+    assert!(held.status.success(), "{}", stderr_of(&held));
+    assert_eq!(stdout_of(&held), stdout_of(&first));
+    writer
+        .execute_batch("CREATE TABLE extra (id INTEGER); CHECKPOINT;")
+        .unwrap();
+    let changed = schema();
+    assert!(!changed.status.success(), "a changed file was not opened");
+    assert!(
+        stderr_of(&changed).contains("lock"),
+        "{}",
+        stderr_of(&changed)
+    );
+    drop(writer);
+    let after = stdout_of(&schema());
+    assert!(after.contains("table extra"), "{after}");
+}
+
 /// A bad line past what DuckDB samples when it opens a file fails the query
 /// with one line, not DuckDB's page of detail.
 #[test]

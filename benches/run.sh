@@ -20,6 +20,13 @@
 #      its own on 127.0.0.1 with a temp data dir and stops it afterwards;
 #   6. `aiq schema` on a 2,000-table PostgreSQL database, same server: cold
 #      (`--refresh`, goal: < 300 ms) and warm (goal: < 20 ms);
+#      6b. the same on a 2,000-table MariaDB database, when a MariaDB server
+#      is installed (Debian: mariadb-server), started the same way;
+#      2b. `aiq schema` on a 2,000-table DuckDB file, cold and warm, when
+#      ${AIQ_BENCH_PYTHON:-python3} has the duckdb module (pip install
+#      duckdb==1.5.*) to build the file;
+#      and, as the floor every warm figure stands on, `aiq --version` and a
+#      bare connection (`psql -c 'SELECT 1'`, `mariadb -e 'SELECT 1'`);
 #   7. `aiq demo` from an empty $AIQ_HOME to the example tables (goal: < 1 s);
 #   8. the Lua sandbox: 100,000 rows into a program (`--lua`) against the
 #      same rows to CSV (`-e`), whole processes (goal: < 2×), and, when
@@ -88,6 +95,33 @@ hyperfine -N --warmup 2 --runs 10 --export-json "$work/schema.json" \
   -n "aiq schema (cached)" "'$aiq' schema '$work/schema.db'" >&2
 read -r t_schema t_schema_warm <<<"$(result "$work/schema.json")"
 schema_bytes=$("$aiq" schema "$work/schema.db" | wc -c)
+
+hyperfine -N --warmup 2 --runs 20 --export-json "$work/version.json" -n "aiq --version" "'$aiq' --version" >&2
+read -r t_version <<<"$(result "$work/version.json")"
+
+duck_line="not run (no duckdb module in ${AIQ_BENCH_PYTHON:-python3}: pip install duckdb==1.5.*)"
+if "${AIQ_BENCH_PYTHON:-python3}" -c 'import duckdb' 2>/dev/null; then
+  echo "2b. schema introspection, 2,000 DuckDB tables" >&2
+  "${AIQ_BENCH_PYTHON:-python3}" - "$work/wide.duckdb" <<'PY'
+import duckdb, sys
+con = duckdb.connect(sys.argv[1])
+for t in range(2000):
+    ref = f", parent_id INTEGER REFERENCES t{t-1:04d}(id)" if t else ""
+    con.execute(f"CREATE TABLE t{t:04d} (id INTEGER PRIMARY KEY, name TEXT NOT NULL, status TEXT, "
+                f"amount DECIMAL(10,2), created_at TIMESTAMP{ref})")
+    con.execute(f"INSERT INTO t{t:04d} (id, name, status, amount, created_at) SELECT i, 'name ' || i, "
+                f"['open', 'closed', 'void'][1 + i % 3], i * 1.5, TIMESTAMP '2024-01-01' FROM range(1, 21) r(i)")
+con.close()
+PY
+  hyperfine -N --warmup 1 --runs 5 --export-json "$work/duckschema.json" \
+    -n "aiq schema --refresh (DuckDB)" "'$aiq' schema --refresh '$work/wide.duckdb'" >&2
+  hyperfine -N --warmup 2 --runs 20 --export-json "$work/duckwarm.json" \
+    -n "aiq schema (DuckDB, cached)" "'$aiq' schema '$work/wide.duckdb'" \
+    -n "aiq -e 'SELECT 1' (DuckDB)" "'$aiq' '$work/wide.duckdb' -e 'SELECT 1'" >&2
+  read -r t_duck_cold <<<"$(result "$work/duckschema.json")"
+  read -r t_duck_warm t_duck_open <<<"$(result "$work/duckwarm.json")"
+  duck_line="cold ${t_duck_cold} ms, warm ${t_duck_warm} ms (the file unopened); any statement on the file: ${t_duck_open} ms, most of it DuckDB opening it"
+fi
 
 echo "3. single-shot question, instant model" >&2
 sqlite3 "$work/shop.db" <<'SQL'
@@ -167,7 +201,45 @@ SQL
     -n "aiq schema --refresh (PostgreSQL)" "'$aiq' schema --refresh 'postgres://postgres@127.0.0.1:$pgport/wide'" \
     -n "aiq schema (PostgreSQL, cached)" "'$aiq' schema 'postgres://postgres@127.0.0.1:$pgport/wide'" >&2
   read -r t_pg_schema t_pg_schema_warm <<<"$(result "$work/pgschema.json")"
-  pg_schema_line="cold ${t_pg_schema} ms, warm ${t_pg_schema_warm} ms ($("$aiq" schema "postgres://postgres@127.0.0.1:$pgport/wide" | grep -c '^table ') tables)"
+  hyperfine -N --warmup 2 --runs 20 --export-json "$work/psql1.json" \
+    -n "psql -c 'SELECT 1'" "${psql[*]} -d wide -c 'SELECT 1'" >&2
+  read -r t_psql1 <<<"$(result "$work/psql1.json")"
+  pg_schema_line="cold ${t_pg_schema} ms, warm ${t_pg_schema_warm} ms ($("$aiq" schema "postgres://postgres@127.0.0.1:$pgport/wide" | grep -c '^table ') tables); psql -c 'SELECT 1' ${t_psql1} ms"
+fi
+
+my_schema_line="not run (no MariaDB server: apt-get install mariadb-server)"
+if command -v mariadb-install-db >/dev/null && [ -x /usr/sbin/mariadbd ]; then
+  echo "6b. schema introspection, 2,000 MariaDB tables" >&2
+  mydir="$(mktemp -d)"
+  myport=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
+  as_root=()
+  [ "$(id -u)" -eq 0 ] && as_root=(--user=root)
+  mariadb-install-db --no-defaults --datadir="$mydir/data" --auth-root-authentication-method=normal \
+    --skip-test-db --skip-name-resolve "${as_root[@]}" > /dev/null 2>&1
+  /usr/sbin/mariadbd --no-defaults --datadir="$mydir/data" --port="$myport" --socket="$mydir/sock" \
+    --pid-file="$mydir/pid" --bind-address=127.0.0.1 --skip-log-bin --skip-name-resolve \
+    --innodb-buffer-pool-size=64M --innodb-flush-log-at-trx-commit=0 "${as_root[@]}" > "$mydir/log" 2>&1 &
+  mysqld_pid=$!
+  trap 'kill $mysqld_pid 2>/dev/null; wait $mysqld_pid 2>/dev/null; rm -rf "$mydir"; [ -n "${pgdir:-}" ] && { "${as_pg[@]}" "$pg_bin/pg_ctl" -D "$pgdir/data" -m immediate stop >/dev/null 2>&1; rm -rf "$pgdir"; }; kill $mock 2>/dev/null; rm -rf "$work"' EXIT
+  my=(mariadb --no-defaults -u root --socket="$mydir/sock")
+  for _ in $(seq 100); do "${my[@]}" -e 'SELECT 1' > /dev/null 2>&1 && break; sleep 0.2; done
+  "${my[@]}" -e "CREATE DATABASE wide; CREATE USER 'bench'@'127.0.0.1' IDENTIFIED BY 'bench'; GRANT ALL ON wide.* TO 'bench'@'127.0.0.1';"
+  python3 - <<'PY' | "${my[@]}" wide
+for t in range(2000):
+    ref = f", parent_id int, FOREIGN KEY (parent_id) REFERENCES t{t-1:04d}(id)" if t else ""
+    print(f"CREATE TABLE t{t:04d} (id int PRIMARY KEY, name text NOT NULL, status text, amount decimal(10,2), created_at datetime{ref});")
+    rows = ",".join(f"({i}, 'name {i}', '{('open', 'closed', 'void')[i % 3]}', {i * 1.5}, '2024-01-01')" for i in range(1, 21))
+    print(f"INSERT INTO t{t:04d} (id, name, status, amount, created_at) VALUES {rows};")
+PY
+  myurl="mysql://bench:bench@127.0.0.1:$myport/wide"
+  hyperfine -N --warmup 1 --runs 5 --export-json "$work/myschema.json" \
+    -n "aiq schema --refresh (MariaDB)" "'$aiq' schema --refresh '$myurl'" >&2
+  hyperfine -N --warmup 2 --runs 20 --export-json "$work/mywarm.json" \
+    -n "aiq schema (MariaDB, cached)" "'$aiq' schema '$myurl'" \
+    -n "mariadb -e 'SELECT 1'" "mariadb --no-defaults -u bench -pbench -h 127.0.0.1 -P $myport wide -e 'SELECT 1'" >&2
+  read -r t_my_cold <<<"$(result "$work/myschema.json")"
+  read -r t_my_warm t_my1 <<<"$(result "$work/mywarm.json")"
+  my_schema_line="cold ${t_my_cold} ms, warm ${t_my_warm} ms ($("$aiq" schema "$myurl" | grep -c '^table ') tables); mariadb -e 'SELECT 1' ${t_my1} ms"
 fi
 
 echo "8. Lua: 100,000 rows into a program vs to CSV" >&2
@@ -207,11 +279,14 @@ cat <<EOF
 |---|---|---|
 | 1M rows to CSV, sqlite3 shell (median) | ${t_sqlite} ms, peak RSS $((rss_sqlite / 1024)) MB | — |
 | 1M rows to CSV, aiq (median) | ${t_aiq} ms (${ratio}× sqlite3), peak RSS $((rss_aiq / 1024)) MB, $((rows_aiq - 1)) rows | ≤ 1.5×, ≤ 64 MB |
+| \`aiq --version\`, the floor of every whole-process figure (median of 20) | ${t_version} ms | — |
 | \`aiq schema\`, 2,000 tables (medians) | cold ${t_schema} ms, warm ${t_schema_warm} ms (${schema_bytes} bytes of schema) | < 300 ms cold, < 20 ms warm |
+| \`aiq schema\`, 2,000 DuckDB tables (medians) | ${duck_line} | < 20 ms warm |
 | single-shot question, instant local model (median of 30) | ${t_ask} ms | < 50 ms |
 | 10 MB session file | ${session_line} | < 50 ms each |
 | 1M rows from PostgreSQL to CSV (medians) | ${pg_line} | ≤ 1.5× psql |
 | \`aiq schema\`, 2,000 PostgreSQL tables (medians) | ${pg_schema_line} | < 300 ms cold, < 20 ms warm |
+| \`aiq schema\`, 2,000 MariaDB tables (medians) | ${my_schema_line} | < 20 ms warm |
 | \`aiq demo\` from an empty home to the example tables (median) | ${t_demo} ms | < 1 s |
 | 1M-row line chart, whole process (SQLite reads the rows; median) | PNG ${t_png} ms, SVG ${t_svg} ms, peak RSS $((rss_chart / 1024)) MB | < 1 s, bounded |
 | 1M-row line chart in process (examples/bench_chart.rs) | ${chart_line} | < 1 s |

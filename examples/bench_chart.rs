@@ -62,6 +62,10 @@ fn batches() -> Vec<Vec<Vec<Value>>> {
     out
 }
 
+/// The binary's allocator (src/main.rs), so the figures are the binary's.
+#[global_allocator]
+static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
 fn main() -> Result<(), String> {
     let columns = [
         Column::new("minute", "TIMESTAMP"),

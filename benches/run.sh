@@ -78,6 +78,16 @@ con.commit()
 PY
 
 result() { python3 -c 'import json,sys; d=json.load(open(sys.argv[1]))["results"]; print(" ".join("%.0f" % (r["median"] * 1000) for r in d))' "$1"; }
+# schema_rows NAME SOURCE BASELINE_NAME BASELINE_COMMAND: `aiq schema` cold
+# (--refresh, 5 runs), then warm and the baseline (20 runs each); prints the
+# three medians in ms.
+schema_rows() {
+  hyperfine -N --warmup 1 --runs 5 --export-json "$work/$1-cold.json" \
+    -n "aiq schema --refresh ($1)" "'$aiq' schema --refresh '$2'" >&2
+  hyperfine -N --warmup 2 --runs 20 --export-json "$work/$1-warm.json" \
+    -n "aiq schema ($1, cached)" "'$aiq' schema '$2'" -n "$3" "$4" >&2
+  echo "$(result "$work/$1-cold.json") $(result "$work/$1-warm.json")"
+}
 
 echo "1. export 1,000,000 rows to CSV" >&2
 hyperfine --warmup 1 --runs 5 --export-json "$work/export.json" \
@@ -113,13 +123,8 @@ for t in range(2000):
                 f"['open', 'closed', 'void'][1 + i % 3], i * 1.5, TIMESTAMP '2024-01-01' FROM range(1, 21) r(i)")
 con.close()
 PY
-  hyperfine -N --warmup 1 --runs 5 --export-json "$work/duckschema.json" \
-    -n "aiq schema --refresh (DuckDB)" "'$aiq' schema --refresh '$work/wide.duckdb'" >&2
-  hyperfine -N --warmup 2 --runs 20 --export-json "$work/duckwarm.json" \
-    -n "aiq schema (DuckDB, cached)" "'$aiq' schema '$work/wide.duckdb'" \
-    -n "aiq -e 'SELECT 1' (DuckDB)" "'$aiq' '$work/wide.duckdb' -e 'SELECT 1'" >&2
-  read -r t_duck_cold <<<"$(result "$work/duckschema.json")"
-  read -r t_duck_warm t_duck_open <<<"$(result "$work/duckwarm.json")"
+  read -r t_duck_cold t_duck_warm t_duck_open <<<"$(schema_rows DuckDB "$work/wide.duckdb" \
+    "aiq -e 'SELECT 1' (DuckDB)" "'$aiq' '$work/wide.duckdb' -e 'SELECT 1'")"
   duck_line="cold ${t_duck_cold} ms, warm ${t_duck_warm} ms (the file unopened); any statement on the file: ${t_duck_open} ms, most of it DuckDB opening it"
 fi
 
@@ -232,13 +237,8 @@ for t in range(2000):
     print(f"INSERT INTO t{t:04d} (id, name, status, amount, created_at) VALUES {rows};")
 PY
   myurl="mysql://bench:bench@127.0.0.1:$myport/wide"
-  hyperfine -N --warmup 1 --runs 5 --export-json "$work/myschema.json" \
-    -n "aiq schema --refresh (MariaDB)" "'$aiq' schema --refresh '$myurl'" >&2
-  hyperfine -N --warmup 2 --runs 20 --export-json "$work/mywarm.json" \
-    -n "aiq schema (MariaDB, cached)" "'$aiq' schema '$myurl'" \
-    -n "mariadb -e 'SELECT 1'" "mariadb --no-defaults -u bench -pbench -h 127.0.0.1 -P $myport wide -e 'SELECT 1'" >&2
-  read -r t_my_cold <<<"$(result "$work/myschema.json")"
-  read -r t_my_warm t_my1 <<<"$(result "$work/mywarm.json")"
+  read -r t_my_cold t_my_warm t_my1 <<<"$(schema_rows MariaDB "$myurl" \
+    "mariadb -e 'SELECT 1'" "mariadb --no-defaults -u bench -pbench -h 127.0.0.1 -P $myport wide -e 'SELECT 1'")"
   my_schema_line="cold ${t_my_cold} ms, warm ${t_my_warm} ms ($("$aiq" schema "$myurl" | grep -c '^table ') tables); mariadb -e 'SELECT 1' ${t_my1} ms"
 fi
 

@@ -772,18 +772,9 @@ fn mariadb_catalog_cache_sees_every_write_past_its_quick_check() {
     let url = server.url();
     let t = format!("quick_probe_{}", std::process::id());
     server.admin(&format!("CREATE TABLE {t} (id INT)"));
-    let schema = || {
-        let out = sb.aiq().args(["schema", url.as_str()]).output().unwrap();
-        assert!(out.status.success(), "{}", stderr_of(&out));
-        stdout_of(&out)
-    };
+    let schema = || schema_ok(&sb, &url);
     assert!(schema().contains(&format!("table {t}")));
-    let entry = std::fs::read_dir(sb.home().join("cache"))
-        .unwrap()
-        .flatten()
-        .next()
-        .unwrap()
-        .path();
+    let entry = only_cache_entry(&sb);
     let tampered_name = t.replace("probe", "proxy");
     let bytes = std::fs::read(&entry).unwrap();
     std::fs::write(&entry, replace_bytes(&bytes, &t, &tampered_name)).unwrap();
@@ -823,6 +814,23 @@ fn mariadb_catalog_cache_sees_every_write_past_its_quick_check() {
     );
 }
 
+/// What `aiq schema URL` prints, which must succeed.
+fn schema_ok(sb: &Sandbox, url: &str) -> String {
+    let out = sb.aiq().args(["schema", url]).output().unwrap();
+    assert!(out.status.success(), "{}", stderr_of(&out));
+    stdout_of(&out)
+}
+
+/// The one catalog cache entry of the sandbox's home.
+fn only_cache_entry(sb: &Sandbox) -> std::path::PathBuf {
+    std::fs::read_dir(sb.home().join("cache"))
+        .unwrap()
+        .flatten()
+        .next()
+        .unwrap()
+        .path()
+}
+
 /// The block `aiq schema` prints for `table` (its head line to the next
 /// table), or "" when it is not there.
 fn table_block(schema: &str, table: &str) -> String {
@@ -859,19 +867,10 @@ fn postgres_ddl_of_every_kind_invalidates_the_catalog_cache() {
     server.admin(&format!(
         "CREATE TABLE {t} (id INT PRIMARY KEY, a TEXT, b INT, c INT)"
     ));
-    let block = || {
-        let out = sb.aiq().args(["schema", url.as_str()]).output().unwrap();
-        assert!(out.status.success(), "{}", stderr_of(&out));
-        table_block(&stdout_of(&out), &t)
-    };
+    let block = || table_block(&schema_ok(&sb, &url), &t);
     assert!(block().contains("  b integer"), "{}", block());
     // Unchanged: the cache answers (a tampered entry shows it).
-    let entry = std::fs::read_dir(sb.home().join("cache"))
-        .unwrap()
-        .flatten()
-        .next()
-        .unwrap()
-        .path();
+    let entry = only_cache_entry(&sb);
     let bytes = std::fs::read(&entry).unwrap();
     std::fs::write(&entry, replace_bytes(&bytes, "  b integer", "  q integer")).unwrap();
     assert!(block().contains("  q integer"), "the cache was not used");

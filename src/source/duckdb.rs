@@ -28,6 +28,8 @@ use crate::schema::{
 /// the sample query reads the first rows of each table in insertion order,
 /// so the same files always give the same samples (and the same prompt).
 const SAMPLE_BUDGET: std::time::Duration = std::time::Duration::from_millis(2000);
+/// Columns sampled per query.
+const SAMPLE_BATCH: usize = 100;
 
 pub(crate) struct DuckDbSource {
     // Field order matters: the connection must close before the folder that
@@ -565,7 +567,11 @@ fn string_list(v: ValueRef<'_>) -> Vec<String> {
 }
 
 /// Up to three distinct short values per text column of each base table,
-/// from the first rows only, in one query for all of them.
+/// from the first rows only, in queries of [`SAMPLE_BATCH`] columns each
+/// (DuckDB plans a long `UNION ALL` in time that grows with its square:
+/// 2,000 columns in one query took seconds). All or nothing: when the
+/// budget runs out, no column gets samples, so a source always gives the
+/// same text.
 fn samples(conn: &Connection, tables: &mut [Table], sample_views: bool) {
     let targets: Vec<(usize, usize)> = sample_targets(tables, sample_views)
         .into_iter()
@@ -574,30 +580,43 @@ fn samples(conn: &Connection, tables: &mut [Table], sample_views: bool) {
     if targets.is_empty() {
         return;
     }
-    let sql = targets
-        .iter()
-        .enumerate()
-        .map(|(k, (ti, ci))| {
-            let t = table_ref(&tables[*ti].name);
-            let c = quote_ident(&tables[*ti].columns[*ci].name);
-            format!(
-                "SELECT {k} AS k, v FROM (SELECT DISTINCT v FROM (SELECT {c}::VARCHAR AS v FROM {t} LIMIT {SAMPLE_ROWS}) \
-                 WHERE v IS NOT NULL)"
-            )
-        })
-        .collect::<Vec<_>>()
-        .join(" UNION ALL ");
-    let sql = format!("SELECT k, v FROM ({sql}) ORDER BY k, v");
+    let query = |first: usize, batch: &[(usize, usize)]| {
+        let sql = batch
+            .iter()
+            .enumerate()
+            .map(|(i, (ti, ci))| {
+                let t = table_ref(&tables[*ti].name);
+                let c = quote_ident(&tables[*ti].columns[*ci].name);
+                format!(
+                    "SELECT {} AS k, v FROM (SELECT DISTINCT v FROM (SELECT {c}::VARCHAR AS v FROM {t} LIMIT {SAMPLE_ROWS}) \
+                     WHERE v IS NOT NULL)",
+                    first + i
+                )
+            })
+            .collect::<Vec<_>>()
+            .join(" UNION ALL ");
+        format!("SELECT k, v FROM ({sql}) ORDER BY k, v")
+    };
+    let started = std::time::Instant::now();
     let interrupt = conn.interrupt_handle();
     let (result, _) = watchdog(
         SAMPLE_BUDGET,
         move || interrupt.interrupt(),
         || {
-            let mut stmt = conn.prepare(&sql)?;
-            let rows = stmt.query_map([], |r| {
-                Ok((r.get::<_, i64>(0)? as usize, r.get::<_, String>(1)?))
-            })?;
-            rows.collect::<duckdb::Result<Vec<(usize, String)>>>()
+            let mut hits = Vec::new();
+            for (n, batch) in targets.chunks(SAMPLE_BATCH).enumerate() {
+                if started.elapsed() >= SAMPLE_BUDGET {
+                    return Err(duckdb::Error::InvalidQuery);
+                }
+                let mut stmt = conn.prepare(&query(n * SAMPLE_BATCH, batch))?;
+                let rows = stmt.query_map([], |r| {
+                    Ok((r.get::<_, i64>(0)? as usize, r.get::<_, String>(1)?))
+                })?;
+                for row in rows {
+                    hits.push(row?);
+                }
+            }
+            Ok(hits)
         },
     );
     if let Ok(hits) = result {
@@ -755,5 +774,31 @@ mod tests {
         let o = cat.table("o").unwrap();
         assert_eq!(o.foreign_keys[0].ref_table, "c");
         assert_eq!(o.foreign_keys[0].columns, ["c_id"]);
+    }
+
+    #[test]
+    fn samples_come_for_every_column_across_batches() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("wide.duckdb");
+        let n = SAMPLE_BATCH * 2 + 7;
+        let conn = Connection::open(&path).unwrap();
+        for t in 0..n {
+            conn.execute_batch(&format!(
+                "CREATE TABLE t{t:03} (id INTEGER PRIMARY KEY, label VARCHAR);
+                 INSERT INTO t{t:03} VALUES (1, 'v{t}'), (2, 'w{t}');"
+            ))
+            .unwrap();
+        }
+        drop(conn);
+        let src = DuckDbSource::open_file(&path, OpenOptions::default()).unwrap();
+        let cat = src.introspect().unwrap();
+        for t in 0..n {
+            let table = cat.table(&format!("t{t:03}")).unwrap();
+            assert_eq!(
+                table.columns[1].samples,
+                [format!("v{t}"), format!("w{t}")],
+                "t{t:03}"
+            );
+        }
     }
 }

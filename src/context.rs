@@ -154,7 +154,8 @@ impl Context<'_> {
         let source = open_spec(&resolved, options)?;
         let key = cache_key(home, &resolved, source.as_ref());
         if let (Some(key), false) = (&key, refresh) {
-            if let Some(text) = crate::schema::cache::load_text(home, &key.identity, &key.key) {
+            if let Some(text) = crate::schema::cache::load_text(home, &key.identity, &key.since.key)
+            {
                 tracing::info!("schema text of {} from the cache", key.identity);
                 key.restamp(home);
                 return Ok(Some(SchemaText { text, label }));
@@ -321,7 +322,7 @@ fn catalog_of(
     use crate::schema::cache;
     let key = cache_key(home, resolved, source);
     if let (Some(key), false) = (&key, refresh) {
-        if let Some(catalog) = cache::load(home, &key.identity, &key.key) {
+        if let Some(catalog) = cache::load(home, &key.identity, &key.since.key) {
             tracing::info!("catalog of {} from the cache", key.identity);
             key.restamp(home);
             return Ok(catalog);
@@ -330,21 +331,18 @@ fn catalog_of(
     introspect(home, key, source)
 }
 
-/// Where a source's catalog is cached and under what fingerprint.
+/// Where a source's catalog is cached (its identity: a path, a URL without
+/// password) and under what fingerprint.
 struct CacheKey {
-    /// The source (a path, a URL without password).
     identity: String,
-    /// The fingerprint a cached catalog must carry to be used.
-    key: String,
-    /// The fingerprint to keep a used entry under from now on.
-    restamp: Option<String>,
+    since: crate::source::Since,
 }
 
 impl CacheKey {
     /// Keeps the entry just used under the fingerprint of now, when the
     /// source asked for it.
     fn restamp(&self, home: &Path) {
-        if let Some(now) = &self.restamp {
+        if let Some(now) = &self.since.restamp {
             crate::schema::cache::restamp(home, &self.identity, now);
         }
     }
@@ -361,11 +359,7 @@ fn cache_key(
     let identity = resolved.spec.identity()?;
     let cached = crate::schema::cache::stored_fingerprint(home, &identity);
     let since = source.fingerprint_since(cached.as_deref())?;
-    Some(CacheKey {
-        identity,
-        key: since.key,
-        restamp: since.restamp,
-    })
+    Some(CacheKey { identity, since })
 }
 
 /// Reads the catalog from the source and keeps it in the cache under `key`
@@ -377,8 +371,7 @@ fn introspect(
 ) -> Result<crate::schema::Catalog, AiqError> {
     let catalog = source.introspect().map_err(source_error)?;
     if let Some(key) = &key {
-        let fingerprint = key.restamp.as_ref().unwrap_or(&key.key);
-        crate::schema::cache::store(home, &key.identity, fingerprint, &catalog);
+        crate::schema::cache::store(home, &key.identity, key.since.now(), &catalog);
     }
     Ok(catalog)
 }

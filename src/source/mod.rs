@@ -167,6 +167,13 @@ pub struct Since {
     pub restamp: Option<String>,
 }
 
+impl Since {
+    /// The fingerprint as taken now: what a catalog read now is kept under.
+    pub fn now(&self) -> &str {
+        self.restamp.as_deref().unwrap_or(&self.key)
+    }
+}
+
 /// One open data source.
 pub trait DataSource: Send {
     /// The engine behind this source.

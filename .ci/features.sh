@@ -8,3 +8,16 @@ if [ "${AIQ_DUCKDB:-prebuilt}" != bundled ] && aiq_duckdb_env="$(bash .ci/duckdb
 else
   echo "DuckDB: compiled from source (bundled feature)" >&2
 fi
+
+# Lua is compiled with the LUAI_MAXSHORTLEN of .cargo/config.toml. Cargo
+# does not rebuild a dependency's C code when such a setting changes, so a
+# target directory that built Lua with another one has it rebuilt, once.
+aiq_lua_target="${CARGO_TARGET_DIR:-target}"
+aiq_lua_want="$(grep -E '^(HOST|TARGET)_CFLAGS' .cargo/config.toml)"
+if [ -d "$aiq_lua_target" ] && [ "$(cat "$aiq_lua_target/.aiq-lua-cflags" 2>/dev/null)" != "$aiq_lua_want" ]; then
+  echo "Lua: rebuilt with the settings of .cargo/config.toml" >&2
+  cargo clean -q -p mlua-sys
+  cargo clean -q -p mlua-sys --release
+fi
+mkdir -p "$aiq_lua_target"
+printf '%s\n' "$aiq_lua_want" >"$aiq_lua_target/.aiq-lua-cflags"

@@ -382,6 +382,34 @@ mod tests {
         assert_eq!(r.columns, ["a", "b"]);
     }
 
+    /// The build gives Lua `LUAI_MAXSHORTLEN=16` (.cargo/config.toml): a
+    /// second copy of a 16-byte string is the interned first one, a second
+    /// copy of a 17-byte string is memory of its own. Without the setting
+    /// (a Lua built before it, or with the stock 40), rows of distinct
+    /// values go through Lua's string table one by one, twice as slow.
+    #[test]
+    fn strings_past_sixteen_bytes_are_not_interned() {
+        let lua = Lua::new();
+        let second_copy = |n: usize| -> f64 {
+            lua.load(format!(
+                r#"collectgarbage("stop")
+                local first = string.rep("x", {n})
+                local before = collectgarbage("count")
+                local second = string.rep("x", {n})
+                return (collectgarbage("count") - before) * 1024"#
+            ))
+            .eval()
+            .unwrap()
+        };
+        assert_eq!(second_copy(16), 0.0, "a 16-byte string is interned");
+        assert!(
+            second_copy(17) > 0.0,
+            "Lua interns strings past 16 bytes: it was built without the \
+             LUAI_MAXSHORTLEN of .cargo/config.toml (`cargo clean -p mlua-sys`, \
+             then build again)"
+        );
+    }
+
     #[test]
     fn lists_given_columns_and_mistakes() {
         let (events, _) = shown(

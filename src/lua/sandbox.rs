@@ -255,7 +255,12 @@ pub fn is_memory(e: &mlua::Error) -> bool {
         mlua::Error::MemoryError(_) => true,
         mlua::Error::CallbackError { cause, .. } => is_memory(cause),
         mlua::Error::WithContext { cause, .. } => is_memory(cause),
-        mlua::Error::RuntimeError(m) => m.ends_with("not enough memory"),
+        // A library function's failed allocation (`string.rep`'s buffer)
+        // is a runtime error, with the traceback after it.
+        mlua::Error::RuntimeError(m) => m
+            .split("\nstack traceback:")
+            .next()
+            .is_some_and(|m| m.ends_with("not enough memory")),
         _ => false,
     }
 }

@@ -288,7 +288,8 @@ fn rows_into_lua_count_against_the_memory_limit() {
         false,
         &CancelToken::new(),
     );
-    assert!(error(r).contains("memory limit of 1 MB"));
+    let e = error(r);
+    assert!(e.contains("memory limit of 1 MB"), "{e}");
 }
 
 #[test]

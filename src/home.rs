@@ -113,6 +113,12 @@ pub fn windows_file(home: &Path) -> PathBuf {
     cache_dir(home).join("windows.json")
 }
 
+/// What remote model servers said about their context windows, per base
+/// URL + model (see `llm::window`).
+pub fn probes_file(home: &Path) -> PathBuf {
+    cache_dir(home).join("probes.json")
+}
+
 /// True for a session file's name (`session_*.json`).
 pub fn is_session_file(name: &str) -> bool {
     name.starts_with("session_") && name.ends_with(".json")

@@ -6,10 +6,14 @@
 //! OpenRouter/LM Studio `context_length`, Groq `context_window`), plus LM
 //! Studio's `GET /api/v0/models/{model}` (`loaded_context_length`). Each
 //! question is one short request; a server that does not answer is simply
-//! not asked again this session.
+//! not asked again this session. What a server away from this machine said
+//! (or that it cannot say) is kept for a week (`super::window`): those
+//! questions are round trips over the internet before every first request.
 
+use std::net::{IpAddr, Ipv4Addr};
 use std::time::Duration;
 
+use reqwest::StatusCode;
 use serde_json::{json, Value};
 
 use super::window::{Window, WindowSource, MIN_TOKENS};
@@ -34,7 +38,38 @@ pub(crate) enum Probe {
     OpenAiCompatible(String),
 }
 
+/// What asking came to.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct Asked {
+    /// The window the server said, if it did.
+    pub window: Option<Window>,
+    /// Every question got the server's own answer (a window, or "not
+    /// here"), so the outcome can be kept; false when a question failed
+    /// on the way (unreachable, timed out, the key refused, the server's
+    /// own error) and the server should be asked again next time.
+    pub settled: bool,
+}
+
+impl Asked {
+    fn found(window: Window) -> Asked {
+        Asked {
+            window: Some(window),
+            settled: true,
+        }
+    }
+}
+
 impl Probe {
+    /// Whether the server is away from this machine (see [`is_local`]).
+    /// Its answers are kept; a local server is asked every time, as it may
+    /// have been restarted with another window.
+    pub fn is_remote(&self) -> bool {
+        match self {
+            Probe::Nothing => false,
+            Probe::Ollama(url) | Probe::OpenAiCompatible(url) => !is_local(url),
+        }
+    }
+
     /// The probe for an OpenAI-compatible base URL: OpenAI itself does not
     /// say, every other server is asked.
     pub fn for_openai(base_url: &str) -> Probe {
@@ -57,28 +92,91 @@ pub(crate) struct Asker<'a> {
     pub headers: reqwest::header::HeaderMap,
 }
 
-/// Asks the server; `None` when it cannot say.
-pub(crate) async fn ask(http: &Asker<'_>, probe: &Probe, model: &str) -> Option<Window> {
+/// True for a URL whose host is this machine or on its local network:
+/// loopback, private, link-local and shared (carrier-grade NAT, Tailscale)
+/// addresses, `localhost`, names under `.local`, `.lan`, `.internal`,
+/// `.home.arpa`, and names without a dot.
+pub(crate) fn is_local(url: &str) -> bool {
+    let Some(host) = reqwest::Url::parse(url)
+        .ok()
+        .and_then(|u| u.host_str().map(str::to_ascii_lowercase))
+    else {
+        return true;
+    };
+    match host.trim_matches(['[', ']']).parse::<IpAddr>() {
+        Ok(IpAddr::V4(ip)) => is_local_v4(ip),
+        Ok(IpAddr::V6(ip)) => {
+            let first = ip.segments()[0];
+            ip.is_loopback()
+                || ip.is_unspecified()
+                || (first & 0xfe00) == 0xfc00 // unique local
+                || (first & 0xffc0) == 0xfe80 // link-local
+                || ip.to_ipv4_mapped().is_some_and(is_local_v4)
+        }
+        Err(_) => {
+            let host = host.trim_end_matches('.');
+            !host.contains('.')
+                || [".localhost", ".local", ".lan", ".internal", ".home.arpa"]
+                    .iter()
+                    .any(|suffix| host.ends_with(suffix))
+        }
+    }
+}
+
+fn is_local_v4(ip: Ipv4Addr) -> bool {
+    let [a, b, ..] = ip.octets();
+    ip.is_loopback()
+        || ip.is_private()
+        || ip.is_link_local()
+        || ip.is_unspecified()
+        || (a == 100 && (64..128).contains(&b))
+}
+
+/// Asks the server.
+pub(crate) async fn ask(http: &Asker<'_>, probe: &Probe, model: &str) -> Asked {
     match probe {
-        Probe::Nothing => None,
-        Probe::Ollama(host) => Some(ollama(http, host, model).await),
+        Probe::Nothing => Asked {
+            window: None,
+            settled: true,
+        },
+        Probe::Ollama(host) => ollama(http, host, model).await,
         Probe::OpenAiCompatible(base) => openai_compatible(http, base, model).await,
     }
 }
 
-async fn get(http: &Asker<'_>, url: &str) -> Option<Value> {
-    let response = http
-        .client
-        .get(url)
-        .headers(http.headers.clone())
-        .timeout(ASK_TIMEOUT)
-        .send()
-        .await
-        .ok()?;
-    if !response.status().is_success() {
-        return None;
+/// One question's answer: `Ok(None)` when the server says it has no such
+/// thing (a client error other than a refused key, or not JSON); `Err`
+/// when there was no answer of the server's own to keep.
+type Answer = Result<Option<Value>, ()>;
+
+async fn answer(response: reqwest::Result<reqwest::Response>) -> Answer {
+    let response = response.map_err(|_| ())?;
+    let status = response.status();
+    if status.is_success() {
+        return Ok(response.json().await.ok());
     }
-    response.json().await.ok()
+    let unsettled = status.is_server_error()
+        || status == StatusCode::UNAUTHORIZED
+        || status == StatusCode::FORBIDDEN
+        || status == StatusCode::TOO_MANY_REQUESTS
+        || status == StatusCode::REQUEST_TIMEOUT;
+    if unsettled {
+        Err(())
+    } else {
+        Ok(None)
+    }
+}
+
+async fn get(http: &Asker<'_>, url: &str) -> Answer {
+    answer(
+        http.client
+            .get(url)
+            .headers(http.headers.clone())
+            .timeout(ASK_TIMEOUT)
+            .send()
+            .await,
+    )
+    .await
 }
 
 fn tokens(v: &Value) -> Option<usize> {
@@ -98,25 +196,29 @@ fn server(tokens: usize, what: &str) -> Window {
 /// trained context length capped at [`OLLAMA_PLANNED`]; else
 /// [`OLLAMA_DEFAULT`]. aiq sends this as `options.num_ctx`, so it is the
 /// window Ollama runs with.
-async fn ollama(http: &Asker<'_>, host: &str, model: &str) -> Window {
-    match show(http, host, model).await {
-        Some(shown) => ollama_window(&shown),
-        None => server(OLLAMA_DEFAULT, "Ollama's default"),
+async fn ollama(http: &Asker<'_>, host: &str, model: &str) -> Asked {
+    let shown = show(http, host, model).await;
+    Asked {
+        window: Some(match &shown {
+            Ok(Some(shown)) => ollama_window(shown),
+            _ => server(OLLAMA_DEFAULT, "Ollama's default"),
+        }),
+        settled: shown.is_ok(),
     }
 }
 
 /// Ollama's `POST /api/show` for the model, if the server is Ollama.
-async fn show(http: &Asker<'_>, host: &str, model: &str) -> Option<Value> {
-    let response = http
-        .client
-        .post(format!("{host}/api/show"))
-        .headers(http.headers.clone())
-        .json(&json!({"model": model, "name": model}))
-        .timeout(ASK_TIMEOUT)
-        .send()
-        .await
-        .ok()?;
-    response.error_for_status().ok()?.json().await.ok()
+async fn show(http: &Asker<'_>, host: &str, model: &str) -> Answer {
+    answer(
+        http.client
+            .post(format!("{host}/api/show"))
+            .headers(http.headers.clone())
+            .json(&json!({"model": model, "name": model}))
+            .timeout(ASK_TIMEOUT)
+            .send()
+            .await,
+    )
+    .await
 }
 
 /// Ollama behind its OpenAI-compatible endpoint, which cannot set
@@ -164,27 +266,38 @@ pub(crate) fn ollama_window(shown: &Value) -> Window {
 /// llama.cpp's `/props`, then Ollama's `/api/show` (Ollama serves an
 /// OpenAI-compatible endpoint too), then the model list, then LM Studio's
 /// own API.
-async fn openai_compatible(http: &Asker<'_>, base: &str, model: &str) -> Option<Window> {
+async fn openai_compatible(http: &Asker<'_>, base: &str, model: &str) -> Asked {
     let root = base.trim_end_matches("/v1");
-    if let Some(props) = get(http, &format!("{root}/props")).await {
+    let mut settled = true;
+    let mut kept = |a: Answer| {
+        settled &= a.is_ok();
+        a.ok().flatten()
+    };
+    if let Some(props) = kept(get(http, &format!("{root}/props")).await) {
         let n = tokens(&props["default_generation_settings"]["n_ctx"])
             .or_else(|| tokens(&props["n_ctx"]));
         if let Some(n) = n {
-            return Some(server(n, "the server's /props (llama.cpp)"));
+            return Asked::found(server(n, "the server's /props (llama.cpp)"));
         }
     }
-    if let Some(shown) = show(http, root, model).await {
-        return Some(ollama_openai_window(&shown));
+    if let Some(shown) = kept(show(http, root, model).await) {
+        return Asked::found(ollama_openai_window(&shown));
     }
-    if let Some(list) = get(http, &format!("{base}/models")).await {
+    if let Some(list) = kept(get(http, &format!("{base}/models")).await) {
         if let Some(n) = listed_window(&list, model) {
-            return Some(server(n, "the server's model list"));
+            return Asked::found(server(n, "the server's model list"));
         }
     }
-    let lm_studio = get(http, &format!("{root}/api/v0/models/{model}")).await?;
-    let n = tokens(&lm_studio["loaded_context_length"])
-        .or_else(|| tokens(&lm_studio["max_context_length"]))?;
-    Some(server(n, "LM Studio's model info"))
+    let n = kept(get(http, &format!("{root}/api/v0/models/{model}")).await).and_then(|info| {
+        tokens(&info["loaded_context_length"]).or_else(|| tokens(&info["max_context_length"]))
+    });
+    match n {
+        Some(n) => Asked::found(server(n, "LM Studio's model info")),
+        None => Asked {
+            window: None,
+            settled,
+        },
+    }
 }
 
 /// A window field of the model's entry in a `/v1/models` answer (or of the
@@ -243,6 +356,104 @@ mod tests {
         assert_eq!(listed_window(&groq, "m"), Some(131072));
         let plain = json!({"data": [{"id": "x", "object": "model"}]});
         assert_eq!(listed_window(&plain, "m"), None);
+    }
+
+    #[test]
+    fn servers_on_this_machine_or_its_network_are_local() {
+        for url in [
+            "http://127.0.0.1:8080/v1",
+            "http://localhost:11434",
+            "http://[::1]:8080/v1",
+            "http://10.0.0.5/v1",
+            "http://172.20.1.1:8000/v1",
+            "http://192.168.1.20:1234/v1",
+            "http://169.254.3.4/v1",
+            "http://100.101.102.103:8080/v1", // Tailscale
+            "http://[fd12:3456::1]/v1",
+            "http://[fe80::1]/v1",
+            "http://[::ffff:192.168.0.1]/v1",
+            "http://ollama:11434",
+            "http://gpu-box.local:8080/v1",
+            "http://llm.lan/v1",
+            "http://vllm.svc.internal/v1",
+            "http://box.home.arpa/v1",
+            "http://api.localhost/v1",
+            "not a url",
+        ] {
+            assert!(is_local(url), "{url}");
+        }
+        for url in [
+            "https://openrouter.ai/api/v1",
+            "https://api.groq.com/openai/v1",
+            "https://api.together.xyz/v1",
+            "http://8.8.8.8/v1",
+            "http://100.128.0.1/v1",
+            "http://[2001:db8::1]/v1",
+            "https://localhost.example.com/v1",
+        ] {
+            assert!(!is_local(url), "{url}");
+        }
+        assert!(Probe::for_openai("https://openrouter.ai/api/v1").is_remote());
+        assert!(!Probe::for_openai("http://127.0.0.1:8080/v1").is_remote());
+        assert!(!Probe::Nothing.is_remote());
+    }
+
+    /// A server answering `status` and `body` on each of `routes`, 404
+    /// elsewhere; its OpenAI-compatible base URL.
+    async fn serve(routes: Vec<(&'static str, u16, Value)>) -> String {
+        let mut app = axum::Router::new();
+        for (path, status, body) in routes {
+            let status = axum::http::StatusCode::from_u16(status).unwrap();
+            app = app.route(
+                path,
+                axum::routing::any(move || async move { (status, axum::Json(body)) }),
+            );
+        }
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let addr = listener.local_addr().unwrap();
+        tokio::spawn(async move { axum::serve(listener, app).await });
+        format!("http://{addr}/v1")
+    }
+
+    async fn asked(base: &str) -> Asked {
+        let client = reqwest::Client::new();
+        let http = Asker {
+            client: &client,
+            headers: reqwest::header::HeaderMap::new(),
+        };
+        ask(&http, &Probe::OpenAiCompatible(base.into()), "m").await
+    }
+
+    #[tokio::test]
+    async fn only_the_servers_own_answers_are_settled() {
+        // Every question answered "not here": settled, no window.
+        let base = serve(vec![("/v1/models", 200, json!({"data": [{"id": "m"}]}))]).await;
+        let a = asked(&base).await;
+        assert_eq!((a.window, a.settled), (None, true));
+        // Found: settled, whatever failed before it.
+        let base = serve(vec![
+            ("/props", 500, json!({})),
+            (
+                "/v1/models",
+                200,
+                json!({"data": [{"id": "m", "context_length": 32000}]}),
+            ),
+        ])
+        .await;
+        let a = asked(&base).await;
+        assert_eq!((a.window.map(|w| w.tokens), a.settled), (Some(32000), true));
+        // The server's error, a refused key, too many requests: ask again.
+        for status in [500, 401, 403, 429] {
+            let base = serve(vec![("/v1/models", status, json!({}))]).await;
+            let a = asked(&base).await;
+            assert_eq!((a.window, a.settled), (None, false), "{status}");
+        }
+        // Nobody there.
+        let gone = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let addr = gone.local_addr().unwrap();
+        drop(gone);
+        let a = asked(&format!("http://{addr}/v1")).await;
+        assert_eq!((a.window, a.settled), (None, false));
     }
 
     #[test]

@@ -226,11 +226,17 @@ pub fn connect(settings: &Settings) -> Result<Box<dyn ChatModel>, LlmError> {
     let fresh = fresh_client(settings.timeout)?;
     let runtime = runtime()?;
     let model = settings.model.clone();
+    let probe = match settings.provider {
+        Provider::Anthropic => Probe::Nothing,
+        Provider::Ollama => Probe::Ollama(settings.base_url.clone()),
+        Provider::OpenAi => Probe::for_openai(&settings.base_url),
+    };
     let book = WindowBook::new(
         settings.context_tokens,
         settings.home.as_deref().map(WindowCache::new),
         &settings.base_url,
         &settings.model,
+        probe.is_remote(),
     );
     Ok(match settings.provider {
         Provider::Anthropic => Box::new(HttpModel {
@@ -246,7 +252,7 @@ pub fn connect(settings: &Settings) -> Result<Box<dyn ChatModel>, LlmError> {
             runtime,
             max_retries: settings.max_retries,
             book,
-            probe: Probe::Nothing,
+            probe,
         }),
         Provider::Ollama => Box::new(HttpModel {
             wire: Ollama {
@@ -261,7 +267,7 @@ pub fn connect(settings: &Settings) -> Result<Box<dyn ChatModel>, LlmError> {
             runtime,
             max_retries: settings.max_retries,
             book,
-            probe: Probe::Ollama(settings.base_url.clone()),
+            probe,
         }),
         Provider::OpenAi => Box::new(HttpModel {
             wire: OpenAi {
@@ -277,7 +283,7 @@ pub fn connect(settings: &Settings) -> Result<Box<dyn ChatModel>, LlmError> {
             runtime,
             max_retries: settings.max_retries,
             book,
-            probe: Probe::for_openai(&settings.base_url),
+            probe,
         }),
     })
 }

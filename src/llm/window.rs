@@ -13,6 +13,8 @@ use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::sync::Mutex;
 
+use super::probe::Asked;
+
 /// The window assumed when nothing says otherwise (hosted models have
 /// 128k tokens or more; the schema budget keeps requests small anyway).
 pub const DEFAULT_TOKENS: usize = 128_000;
@@ -192,17 +194,34 @@ fn trailing_number(s: &str) -> Option<usize> {
     leading_number(&s[start..])
 }
 
-/// Learned windows per base URL + model, in `$AIQ_HOME/cache/windows.json`.
+/// Learned windows per base URL + model, in `$AIQ_HOME/cache/windows.json`,
+/// and what servers away from this machine said when asked, in
+/// `$AIQ_HOME/cache/probes.json` (kept for [`KEEP_ASKED`]).
 #[derive(Debug, Clone)]
 pub struct WindowCache {
     file: PathBuf,
+    probes: PathBuf,
     home: PathBuf,
+}
+
+/// How long a remote server's answer about its window is kept.
+pub const KEEP_ASKED: chrono::Duration = chrono::Duration::days(7);
+
+/// A remote server's answer: its window (`None`: it cannot say), what said
+/// it, and when it was asked (Unix seconds).
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+struct KeptAnswer {
+    tokens: Option<usize>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    from: Option<String>,
+    asked: i64,
 }
 
 impl WindowCache {
     pub fn new(home: &Path) -> WindowCache {
         WindowCache {
             file: crate::home::windows_file(home),
+            probes: crate::home::probes_file(home),
             home: home.to_path_buf(),
         }
     }
@@ -215,10 +234,66 @@ impl WindowCache {
     }
 
     fn read(&self) -> BTreeMap<String, usize> {
-        std::fs::read(&self.file)
-            .ok()
-            .and_then(|b| serde_json::from_slice(&b).ok())
-            .unwrap_or_default()
+        read_json(&self.file)
+    }
+
+    /// A remote server's answer of less than [`KEEP_ASKED`] ago:
+    /// `Some(None)` when it could not say.
+    fn asked(&self, base_url: &str, model: &str, now: i64) -> Option<Option<Window>> {
+        let all: BTreeMap<String, KeptAnswer> = read_json(&self.probes);
+        let a = all.get(&Self::key(base_url, model))?;
+        let age = now.checked_sub(a.asked)?;
+        if age > KEEP_ASKED.num_seconds() {
+            return None;
+        }
+        let when = chrono::DateTime::from_timestamp(a.asked, 0)
+            .map(|t| t.format("%Y-%m-%d").to_string())
+            .unwrap_or_default();
+        Some(a.tokens.map(|tokens| Window {
+            tokens,
+            source: WindowSource::Server(format!(
+                "{}, asked {when}",
+                a.from.as_deref().unwrap_or("the server")
+            )),
+        }))
+    }
+
+    /// Keeps (`Some`) or forgets (`None`) a remote server's answer.
+    fn put_asked(&self, base_url: &str, model: &str, asked: Option<(Option<&Window>, i64)>) {
+        let mut all: BTreeMap<String, KeptAnswer> = read_json(&self.probes);
+        let key = Self::key(base_url, model);
+        match asked {
+            Some((window, now)) => {
+                all.insert(
+                    key,
+                    KeptAnswer {
+                        tokens: window.map(|w| w.tokens),
+                        from: window.and_then(|w| match &w.source {
+                            WindowSource::Server(what) => Some(what.clone()),
+                            _ => None,
+                        }),
+                        asked: now,
+                    },
+                );
+            }
+            None if all.remove(&key).is_none() => return,
+            None => {}
+        }
+        self.write(&self.probes, &all);
+    }
+
+    /// Writes one of the cache files (best effort: a cache that cannot be
+    /// written only costs asking again).
+    fn write<T: serde::Serialize>(&self, file: &Path, value: &T) {
+        let Ok(text) = serde_json::to_vec_pretty(value) else {
+            return;
+        };
+        let dir = crate::home::cache_dir(&self.home);
+        let written = crate::home::create_private_dir(&self.home)
+            .and_then(|_| crate::home::write_private(&dir, file, &text));
+        if let Err(e) = written {
+            tracing::debug!("cannot write {}: {e}", file.display());
+        }
     }
 
     /// The window learned earlier for this endpoint and model.
@@ -231,16 +306,15 @@ impl WindowCache {
     pub fn put(&self, base_url: &str, model: &str, tokens: usize) {
         let mut all = self.read();
         all.insert(Self::key(base_url, model), tokens);
-        let Ok(text) = serde_json::to_vec_pretty(&all) else {
-            return;
-        };
-        let dir = crate::home::cache_dir(&self.home);
-        let written = crate::home::create_private_dir(&self.home)
-            .and_then(|_| crate::home::write_private(&dir, &self.file, &text));
-        if let Err(e) = written {
-            tracing::debug!("cannot write {}: {e}", self.file.display());
-        }
+        self.write(&self.file, &all);
     }
+}
+
+fn read_json<T: serde::de::DeserializeOwned + Default>(file: &Path) -> T {
+    std::fs::read(file)
+        .ok()
+        .and_then(|b| serde_json::from_slice(&b).ok())
+        .unwrap_or_default()
 }
 
 /// What one model knows of its window: the configured size, how to ask
@@ -251,6 +325,9 @@ pub(crate) struct WindowBook {
     pub cache: Option<WindowCache>,
     pub base_url: String,
     pub model: String,
+    /// The server is away from this machine: its answer is kept
+    /// ([`super::probe::Probe::is_remote`]).
+    pub remote: bool,
     known: Mutex<Option<Window>>,
 }
 
@@ -260,19 +337,26 @@ impl WindowBook {
         cache: Option<WindowCache>,
         base_url: &str,
         model: &str,
+        remote: bool,
     ) -> WindowBook {
         WindowBook {
             configured,
             cache,
             base_url: base_url.to_string(),
             model: model.to_string(),
+            remote,
             known: Mutex::new(None),
         }
     }
 
-    /// The window, resolved once: configured, else `ask` (the server),
-    /// else cached, else the default.
-    pub fn get(&self, ask: impl FnOnce() -> Option<Window>) -> Window {
+    /// The window, resolved once: configured, else what the server says
+    /// (`ask`; a remote server's answer of the last week is taken as it
+    /// was), else cached, else the default.
+    pub fn get(&self, ask: impl FnOnce() -> Asked) -> Window {
+        self.get_at(ask, chrono::Utc::now().timestamp())
+    }
+
+    fn get_at(&self, ask: impl FnOnce() -> Asked, now: i64) -> Window {
         let Ok(mut known) = self.known.lock() else {
             return Window::default();
         };
@@ -285,7 +369,7 @@ impl WindowBook {
                 tokens,
                 source: WindowSource::Configured,
             })
-            .or_else(ask)
+            .or_else(|| self.asked(ask, now))
             .or_else(|| {
                 let tokens = self.cache.as_ref()?.get(&self.base_url, &self.model)?;
                 Some(Window {
@@ -298,8 +382,27 @@ impl WindowBook {
         window
     }
 
+    /// What the server says: kept from the last week if it is remote,
+    /// else asked (and kept if remote and the answer was the server's own).
+    fn asked(&self, ask: impl FnOnce() -> Asked, now: i64) -> Option<Window> {
+        let cache = self.cache.as_ref().filter(|_| self.remote);
+        if let Some(kept) = cache.and_then(|c| c.asked(&self.base_url, &self.model, now)) {
+            return kept;
+        }
+        let asked = ask();
+        if let Some(cache) = cache.filter(|_| asked.settled) {
+            cache.put_asked(
+                &self.base_url,
+                &self.model,
+                Some((asked.window.as_ref(), now)),
+            );
+        }
+        asked.window
+    }
+
     /// Records a window a context-length error taught: kept for the
-    /// session and cached.
+    /// session and cached; a remote server's kept answer is dropped, so
+    /// the next session asks it again.
     pub fn learn(&self, tokens: usize) {
         let tokens = tokens.max(MIN_TOKENS);
         if let Ok(mut known) = self.known.lock() {
@@ -310,6 +413,9 @@ impl WindowBook {
         }
         if let Some(cache) = &self.cache {
             cache.put(&self.base_url, &self.model, tokens);
+            if self.remote {
+                cache.put_asked(&self.base_url, &self.model, None);
+            }
         }
     }
 }
@@ -442,32 +548,125 @@ mod tests {
     fn configured_then_asked_then_cached_then_default() {
         let home = tempfile::tempdir().unwrap();
         let cache = || Some(WindowCache::new(home.path()));
-        let server = || {
-            Some(Window {
-                tokens: 8192,
-                source: WindowSource::Server("x".into()),
-            })
-        };
-        let book = WindowBook::new(Some(2048), cache(), "http://h/v1", "m");
+        let server = || said(8192);
+        let book = WindowBook::new(Some(2048), cache(), "http://h/v1", "m", false);
         assert_eq!(book.get(server).tokens, 2048);
-        let book = WindowBook::new(None, cache(), "http://h/v1", "m");
+        let book = WindowBook::new(None, cache(), "http://h/v1", "m", false);
         assert_eq!(book.get(server).tokens, 8192);
         // Nothing cached, nothing asked: the default.
-        let book = WindowBook::new(None, cache(), "http://h/v1", "m");
-        assert_eq!(book.get(|| None), Window::default());
+        let book = WindowBook::new(None, cache(), "http://h/v1", "m", false);
+        assert_eq!(book.get(silent), Window::default());
         // Learned: kept for the session and for the next one.
         book.learn(4096);
-        assert_eq!(book.get(|| None).tokens, 4096);
-        let next = WindowBook::new(None, cache(), "http://h/v1/", "m");
+        assert_eq!(book.get(silent).tokens, 4096);
+        let next = WindowBook::new(None, cache(), "http://h/v1/", "m", false);
         assert_eq!(
-            next.get(|| None),
+            next.get(silent),
             Window {
                 tokens: 4096,
                 source: WindowSource::Learned
             }
         );
         // Per model.
-        let other = WindowBook::new(None, cache(), "http://h/v1", "other");
-        assert_eq!(other.get(|| None).tokens, DEFAULT_TOKENS);
+        let other = WindowBook::new(None, cache(), "http://h/v1", "other", false);
+        assert_eq!(other.get(silent).tokens, DEFAULT_TOKENS);
+        // A local server is asked again by the next session.
+        let again = WindowBook::new(None, cache(), "http://h/v1", "m", false);
+        assert_eq!(again.get(|| said(2048)).tokens, 2048);
+        assert!(!crate::home::probes_file(home.path()).exists());
+    }
+
+    fn said(tokens: usize) -> Asked {
+        Asked {
+            window: Some(Window {
+                tokens,
+                source: WindowSource::Server("the server's model list".into()),
+            }),
+            settled: true,
+        }
+    }
+
+    fn silent() -> Asked {
+        Asked {
+            window: None,
+            settled: true,
+        }
+    }
+
+    #[test]
+    fn a_remote_servers_answer_is_kept_for_a_week() {
+        let home = tempfile::tempdir().unwrap();
+        let url = "https://openrouter.ai/api/v1";
+        let now = 1_795_000_000; // 2026-11-18
+        let day = 86_400;
+        let asks = std::cell::Cell::new(0);
+        let book = || WindowBook::new(None, Some(WindowCache::new(home.path())), url, "m", true);
+        let asking = |answer: Asked| {
+            asks.set(asks.get() + 1);
+            answer
+        };
+        // Asked once, then taken from the cache by the next sessions.
+        assert_eq!(book().get_at(|| asking(said(32_000)), now).tokens, 32_000);
+        let kept = book().get_at(|| asking(said(1)), now + 6 * day);
+        assert_eq!(asks.get(), 1);
+        assert_eq!(
+            kept,
+            Window {
+                tokens: 32_000,
+                source: WindowSource::Server("the server's model list, asked 2026-11-18".into()),
+            }
+        );
+        assert_eq!(
+            kept.to_string(),
+            "32,000 tokens (from the server's model list, asked 2026-11-18)"
+        );
+        // A week later it is asked again.
+        let w = book().get_at(|| asking(said(64_000)), now + 8 * day);
+        assert_eq!((w.tokens, asks.get()), (64_000, 2));
+        // Per model.
+        let other = WindowBook::new(None, Some(WindowCache::new(home.path())), url, "o", true);
+        assert_eq!(
+            other.get_at(|| asking(silent()), now).tokens,
+            DEFAULT_TOKENS
+        );
+        assert_eq!(asks.get(), 3);
+        // "Cannot say" is kept too: the next session neither asks nor
+        // guesses, it falls through to the default.
+        let again = WindowBook::new(None, Some(WindowCache::new(home.path())), url, "o", true);
+        assert_eq!(
+            again.get_at(|| asking(said(1)), now + day),
+            Window::default()
+        );
+        assert_eq!(asks.get(), 3);
+    }
+
+    #[test]
+    fn an_unsettled_answer_or_a_learned_window_means_asking_again() {
+        let home = tempfile::tempdir().unwrap();
+        let url = "https://api.groq.com/openai/v1";
+        let now = 1_795_000_000;
+        let book = || WindowBook::new(None, Some(WindowCache::new(home.path())), url, "m", true);
+        // The server could not be reached (or refused the key): nothing
+        // kept, the next session asks.
+        let unreachable = || Asked {
+            window: None,
+            settled: false,
+        };
+        assert_eq!(book().get_at(unreachable, now), Window::default());
+        assert!(!crate::home::probes_file(home.path()).exists());
+        assert_eq!(book().get_at(|| said(8192), now).tokens, 8192);
+        // A context-length error teaches a smaller window: the server's
+        // kept answer goes, so the next session asks it again.
+        let b = book();
+        assert_eq!(b.get_at(|| said(1), now).tokens, 8192);
+        b.learn(6000);
+        assert_eq!(b.get_at(|| said(1), now).tokens, 6000);
+        assert_eq!(book().get_at(|| said(7000), now).tokens, 7000);
+        // A server that still cannot say leaves the learned window.
+        let home2 = tempfile::tempdir().unwrap();
+        let b = WindowBook::new(None, Some(WindowCache::new(home2.path())), url, "m", true);
+        b.learn(6000);
+        let next = WindowBook::new(None, Some(WindowCache::new(home2.path())), url, "m", true);
+        assert_eq!(next.get_at(silent, now).tokens, 6000);
     }
 }

@@ -4,7 +4,7 @@
 
 use clap::Parser;
 
-use crate::cli::Cli;
+use crate::cli::{Cli, Command};
 use crate::commands;
 use crate::config::Config;
 use crate::context::Context;
@@ -21,7 +21,8 @@ pub fn main() -> i32 {
         }
     };
     // Diagnostics on stderr would draw over the full-screen view.
-    init_tracing(if cli.tui { 0 } else { cli.global.verbose });
+    let full_screen = cli.tui || matches!(cli.command, Some(Command::Demo { tui: true, .. }));
+    init_tracing(if full_screen { 0 } else { cli.global.verbose });
     crate::cleanup::install_signal_handlers();
     let env = |key: &str| std::env::var(key).ok();
     match run(cli, &env) {

@@ -258,6 +258,9 @@ pub enum Command {
         /// Write the demo shop again
         #[arg(long)]
         reset: bool,
+        /// Open the full-screen view on the shop instead of the chat
+        #[arg(long, conflicts_with_all = ["question", "execute", "lua"])]
+        tui: bool,
         #[command(flatten)]
         run: RunArgs,
         #[command(flatten)]

@@ -214,3 +214,44 @@ fn without_a_terminal_it_is_a_usage_error() {
     );
     assert!(out.stdout.is_empty());
 }
+
+#[test]
+fn demo_opens_the_view_on_the_shop() {
+    let sb = Sandbox::new();
+    let server = ModelServer::start(vec![fenced(
+        "SELECT status, count(*) AS orders FROM orders GROUP BY status ORDER BY status",
+    )]);
+    let mut s = Screen::start(&sb, &server, &["demo", "--tui"]);
+    s.wait_for("Ask about your data");
+    assert!(s.vt.screen().alternate_screen());
+    s.wait_for("demo · sqlite");
+    s.send("how many orders per status?\r");
+    s.wait_for("rows in");
+    let screen = s.text();
+    assert!(screen.contains("│ delivered"), "{screen}");
+    s.send("\x04");
+    s.wait_for("Run 'aiq -s ~/.aiqconfig/session_");
+    assert!(s.exit_code().contains(", 0)"));
+    // The shop was written and saved as the source `demo`.
+    assert!(sb.home().join("demo").join("shop.db").is_file());
+    let config = std::fs::read_to_string(sb.home().join("config.toml")).unwrap();
+    assert!(config.contains("[sources.demo]"), "{config}");
+}
+
+#[test]
+fn demo_view_without_a_terminal_writes_nothing() {
+    let sb = Sandbox::new();
+    let out = sb.aiq().args(["demo", "--tui"]).output().unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    assert_eq!(
+        common::stderr_of(&out),
+        "aiq: --tui needs a terminal on stdin and stdout; for scripts ask with -q \"…\" or pipe the question\n"
+    );
+    assert!(!sb.home().join("demo").exists());
+    let out = sb
+        .aiq()
+        .args(["demo", "--tui", "-q", "why?"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+}

@@ -4,6 +4,7 @@
 //! never replaced without asking), then:
 //!
 //! - with `-e`/`-q`, runs them on it, as `aiq SOURCE -e/-q` would;
+//! - with `--tui`, opens the full-screen view on it;
 //! - on a terminal with a model configured, starts the chat on it;
 //! - otherwise prints what aiq is, three example results, and the shortest
 //!   ways to connect a model — and exits 0.
@@ -45,10 +46,27 @@ const EXAMPLES: [(&str, &str); 3] = [
 /// Questions to try in the chat.
 const TRY: &str = "how many customers per country? · revenue per month in 2025 · which products sell best in December?";
 
-pub fn run(ctx: &Context<'_>, reset: bool, run: &RunArgs, ask: &AskArgs) -> Result<(), AiqError> {
+/// How `aiq demo` was asked to open the shop.
+pub struct Opening {
+    /// Write the files again.
+    pub reset: bool,
+    /// The full-screen view instead of the chat.
+    pub tui: bool,
+}
+
+pub fn run(
+    ctx: &Context<'_>,
+    opening: Opening,
+    run: &RunArgs,
+    ask: &AskArgs,
+) -> Result<(), AiqError> {
+    if opening.tui {
+        crate::frontend::charts::check(run, false)?;
+        crate::frontend::tui::check_terminal()?;
+    }
     let dir = ctx.config.home.join("demo");
     let db = dir.join("shop.db");
-    prepare_files(&dir, &db, reset)?;
+    prepare_files(&dir, &db, opening.reset)?;
     let source = save_source(ctx.config, &db)?;
     // The config changed on disk: what follows sees the saved source.
     let config = Config::load(ctx.env)?;
@@ -59,6 +77,9 @@ pub fn run(ctx: &Context<'_>, reset: bool, run: &RunArgs, ask: &AskArgs) -> Resu
     };
     if run.execute.is_some() {
         return direct::run(&ctx, Some(&source), run);
+    }
+    if opening.tui {
+        return crate::frontend::tui::run(&ctx, Some(&source), run, ask);
     }
     // A question from -q or piped in; nothing piped (a script, CI) is the
     // guide, not an error.

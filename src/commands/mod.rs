@@ -34,7 +34,12 @@ pub fn dispatch(ctx: &Context<'_>, command: Command) -> Result<(), AiqError> {
         Command::Config(cmd) => config_cmd::run(ctx, cmd),
         Command::Doctor { source, model } => doctor::run(ctx, source.as_deref(), &model),
         Command::Logs { since, json } => logs::run(ctx, since.as_deref(), json),
-        Command::Demo { reset, run, ask } => demo::run(ctx, reset, &run, &ask),
+        Command::Demo {
+            reset,
+            tui,
+            run,
+            ask,
+        } => demo::run(ctx, demo::Opening { reset, tui }, &run, &ask),
         Command::Mcp(args) => crate::mcp::run(ctx, &args),
         Command::Completions { shell } => {
             let mut out = Vec::new();

@@ -145,15 +145,18 @@ pub fn rows(n: u64) -> String {
 /// `1234567` → `1,234,567`.
 pub use crate::render::thousands;
 
-/// `35 ms`, `2.1 s`, `1 min 05 s`.
+/// A duration for people, the same in every front end: milliseconds
+/// under a second, then seconds with one decimal, then minutes and
+/// seconds — `35 ms`, `2.1 s`, `1 min 05 s`.
 pub fn duration(d: Duration) -> String {
     let ms = d.as_millis();
     if ms < 1000 {
         format!("{ms} ms")
-    } else if ms < 60_000 {
+    } else if ms < 59_950 {
         format!("{:.1} s", d.as_secs_f64())
     } else {
-        let s = d.as_secs();
+        // Rounded, so 59.97 s reads `1 min 00 s`, not `0 min 59 s`.
+        let s = (ms + 500) / 1000;
         format!("{} min {:02} s", s / 60, s % 60)
     }
 }
@@ -221,6 +224,9 @@ mod tests {
         assert_eq!(duration(Duration::from_millis(35)), "35 ms");
         assert_eq!(duration(Duration::from_millis(2_140)), "2.1 s");
         assert_eq!(duration(Duration::from_secs(65)), "1 min 05 s");
+        assert_eq!(duration(Duration::from_millis(59_940)), "59.9 s");
+        assert_eq!(duration(Duration::from_millis(59_970)), "1 min 00 s");
+        assert_eq!(duration(Duration::from_millis(125_400)), "2 min 05 s");
         assert_eq!(size(48 * 1024 * 1024 + 10), "48 MB");
         assert_eq!(size(512), "512 B");
         assert_eq!(

@@ -59,6 +59,16 @@ use crate::error::AiqError;
 use crate::home;
 use crate::session::saved_lines;
 
+/// The view needs a terminal on both ends.
+pub fn check_terminal() -> Result<(), AiqError> {
+    if !io::stdin().is_terminal() || !io::stdout().is_terminal() {
+        return Err(AiqError::Usage(
+            "--tui needs a terminal on stdin and stdout; for scripts ask with -q \"…\" or pipe the question".into(),
+        ));
+    }
+    Ok(())
+}
+
 /// Starts the view; returns when the user quits, after the session is
 /// saved and the terminal is back as it was.
 pub fn run(
@@ -67,11 +77,7 @@ pub fn run(
     run: &RunArgs,
     ask: &AskArgs,
 ) -> Result<(), AiqError> {
-    if !io::stdin().is_terminal() || !io::stdout().is_terminal() {
-        return Err(AiqError::Usage(
-            "--tui needs a terminal on stdin and stdout; for scripts ask with -q \"…\" or pipe the question".into(),
-        ));
-    }
+    check_terminal()?;
     let mut start = Start::default();
     let (opened, keep) = open_for_chat(
         ctx,

@@ -239,7 +239,8 @@ PY
   myurl="mysql://bench:bench@127.0.0.1:$myport/wide"
   read -r t_my_cold t_my_warm t_my1 <<<"$(schema_rows MariaDB "$myurl" \
     "mariadb -e 'SELECT 1'" "mariadb --no-defaults -u bench -pbench -h 127.0.0.1 -P $myport wide -e 'SELECT 1'")"
-  my_schema_line="cold ${t_my_cold} ms, warm ${t_my_warm} ms ($("$aiq" schema "$myurl" | grep -c '^table ') tables); mariadb -e 'SELECT 1' ${t_my1} ms"
+  my_text="$("$aiq" schema "$myurl")"
+  my_schema_line="cold ${t_my_cold} ms, warm ${t_my_warm} ms ($(grep -c '^table ' <<<"$my_text") tables, $(grep -c ', e\.g\. ' <<<"$my_text") columns with sample values); mariadb -e 'SELECT 1' ${t_my1} ms"
 fi
 
 echo "8. Lua: 100,000 rows into a program vs to CSV" >&2

@@ -213,6 +213,8 @@ const MYSQL_HOSTILE: &[&str] = &[
 /// Every statement: exit 5, a message that says what was refused, the
 /// data unchanged and no file written.
 fn assert_corpus_refused(server: &Server, corpus: &[&str]) {
+    // The snapshot lists the tables: no other test may create one meanwhile.
+    let _catalog = catalog_lock();
     let sb = Sandbox::new();
     let before = server.shop_snapshot();
     for sql in corpus {
@@ -697,6 +699,8 @@ const MYSQL_ALLOWED: &[&str] = &[
 /// What people type to look around and to analyse works in each dialect.
 #[test]
 fn allowed_corpus_runs() {
+    // The snapshots list the tables: no other test may create one meanwhile.
+    let _catalog = catalog_lock();
     let sb = Sandbox::new();
     for server in all() {
         let statements = match server.engine {

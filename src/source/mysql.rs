@@ -7,6 +7,7 @@
 //! type, decimals exactly as the server prints them.
 
 use std::cell::RefCell;
+use std::collections::HashMap;
 use std::str::FromStr;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
@@ -498,27 +499,25 @@ const MARIADB_QUICK: &str = "\
             'COM_KILL', 'COM_LOCK_TABLES', 'COM_UNLOCK_TABLES')), \
       @@gtid_current_pos, @@gtid_slave_pos, CURRENT_USER(), DATABASE()))";
 
-/// Tables and views of the selected database: columns in one query, foreign
-/// keys in another, samples in a third.
+/// Tables and views of the selected database: tables in one query, their
+/// columns in another (joined here: MariaDB joins two `information_schema`
+/// tables by reading one again for every row of the other, 1.8 s for 2,000
+/// tables against 80 ms for the two alone), foreign keys in a third,
+/// samples in a fourth.
 fn introspect(source: &MySqlSource) -> Result<Catalog, ExecError> {
-    let columns = source.internal(
-        "SELECT c.TABLE_NAME, t.TABLE_TYPE, c.COLUMN_NAME, c.COLUMN_TYPE, c.IS_NULLABLE, \
-                c.COLUMN_KEY, t.TABLE_ROWS, t.TABLE_COMMENT \
-         FROM information_schema.COLUMNS c \
-         JOIN information_schema.TABLES t \
-           ON t.TABLE_SCHEMA = c.TABLE_SCHEMA AND t.TABLE_NAME = c.TABLE_NAME \
-         WHERE c.TABLE_SCHEMA = DATABASE() \
-         ORDER BY c.TABLE_NAME, c.ORDINAL_POSITION",
+    let described = source.internal(
+        "SELECT TABLE_NAME, TABLE_TYPE, TABLE_ROWS, TABLE_COMMENT \
+         FROM information_schema.TABLES WHERE TABLE_SCHEMA = DATABASE()",
         None,
     )?;
-    let mut tables: Vec<Table> = Vec::new();
-    for r in &columns.rows {
-        let cell = |i: usize| r.get(i).and_then(text).unwrap_or_default();
-        let name = cell(0);
-        if tables.last().map(|t| t.name != name).unwrap_or(true) {
+    let mut described: HashMap<String, Table> = described
+        .rows
+        .iter()
+        .map(|r| {
+            let cell = |i: usize| r.get(i).and_then(text).unwrap_or_default();
             let view = cell(1).eq_ignore_ascii_case("VIEW");
-            tables.push(Table {
-                name,
+            let table = Table {
+                name: cell(0),
                 kind: if view {
                     TableKind::View
                 } else {
@@ -527,21 +526,41 @@ fn introspect(source: &MySqlSource) -> Result<Catalog, ExecError> {
                 row_estimate: if view {
                     None
                 } else {
-                    cell(6).parse::<u64>().ok()
+                    cell(2).parse::<u64>().ok()
                 },
                 comment: r
-                    .get(7)
+                    .get(3)
                     .and_then(text)
                     .filter(|c| !(c.is_empty() || view && c == "VIEW")),
                 ..Table::default()
-            });
+            };
+            (table.name.clone(), table)
+        })
+        .collect();
+    let columns = source.internal(
+        "SELECT TABLE_NAME, COLUMN_NAME, COLUMN_TYPE, IS_NULLABLE, COLUMN_KEY \
+         FROM information_schema.COLUMNS WHERE TABLE_SCHEMA = DATABASE() \
+         ORDER BY TABLE_NAME, ORDINAL_POSITION",
+        None,
+    )?;
+    let mut tables: Vec<Table> = Vec::new();
+    for r in &columns.rows {
+        let cell = |i: usize| r.get(i).and_then(text).unwrap_or_default();
+        let name = cell(0);
+        if tables.last().map(|t| t.name != name).unwrap_or(true) {
+            // A table created between the two queries is left for the
+            // next read.
+            let Some(table) = described.remove(&name) else {
+                continue;
+            };
+            tables.push(table);
         }
-        if let Some(t) = tables.last_mut() {
+        if let Some(t) = tables.last_mut().filter(|t| t.name == name) {
             t.columns.push(ColumnInfo {
-                name: cell(2),
-                type_name: cell(3),
-                nullable: cell(4) == "YES",
-                primary_key: cell(5) == "PRI",
+                name: cell(1),
+                type_name: cell(2),
+                nullable: cell(3) == "YES",
+                primary_key: cell(4) == "PRI",
                 samples: Vec::new(),
             });
         }
@@ -577,11 +596,14 @@ fn introspect(source: &MySqlSource) -> Result<Catalog, ExecError> {
     sample_columns(
         &mut tables,
         |_| false,
+        // The first rows of each column, as they are: NULLs and repeats
+        // are dropped as the samples are taken. (A derived table per column
+        // with `DISTINCT`, as PostgreSQL gets, costs MariaDB ~2 ms each to
+        // materialise: 4 s for 2,000 columns, past the budget, so no samples
+        // at all; this form takes 0.1 s.)
         |k, table, column| {
             let (t, c) = (quote(table), quote(column));
-            format!(
-                "(SELECT DISTINCT {k} AS k, v FROM (SELECT CAST({c} AS CHAR) AS v FROM {t} LIMIT {SAMPLE_ROWS}) s WHERE v IS NOT NULL)"
-            )
+            format!("(SELECT {k} AS k, CAST({c} AS CHAR) AS v FROM {t} LIMIT {SAMPLE_ROWS})")
         },
         |sql| source.internal(sql, Some(SAMPLE_BUDGET)),
     );

@@ -200,7 +200,10 @@ fn readme_quick_start_commands_run() {
             continue;
         }
         let command = line.split("  #").next().unwrap_or("").trim();
-        if in_code && command.starts_with("aiq ") && !command.contains(" -q ") {
+        // Questions need a model, the full-screen view a terminal
+        // (tests/tui.rs drives `aiq demo --tui`).
+        let runnable = !command.contains(" -q ") && !command.contains("--tui");
+        if in_code && command.starts_with("aiq ") && runnable {
             lines.push(command.to_string());
         }
     }

@@ -1,6 +1,7 @@
 //! The model's context window, in tokens: how big it is and how aiq knows.
 //! Per model, in this order: `[llm] context_tokens` / `--context-tokens`;
-//! asked from the server where it can say (see [`super::probe`]); learned
+//! asked from the server where it can say (see [`super::probe`]; a remote
+//! server's answer is kept for a week in `$AIQ_HOME/cache/probes.json`); learned
 //! from a context-length error's text and kept for the session (and cached
 //! in `$AIQ_HOME/cache/windows.json` per base URL + model); otherwise a
 //! generous default.

@@ -209,6 +209,10 @@ fn scrolling(size: (u16, u16)) -> Result<Vec<Duration>, Box<dyn std::error::Erro
     Ok(times)
 }
 
+/// The binary's allocator (src/main.rs), so the figures are the binary's.
+#[global_allocator]
+static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
 fn main() -> Result<(), Box<dyn std::error::Error>> {
     let dir = tempfile::tempdir()?;
     let db = dir.path().join("bench.db");

@@ -155,7 +155,9 @@ async fn answer(response: reqwest::Result<reqwest::Response>) -> Answer {
     if status.is_success() {
         return Ok(response.json().await.ok());
     }
-    let unsettled = status.is_server_error()
+    // 501: the server does not do this at all (a plain HTTP server's
+    // answer to a method it lacks), as final as a 404.
+    let unsettled = (status.is_server_error() && status != StatusCode::NOT_IMPLEMENTED)
         || status == StatusCode::UNAUTHORIZED
         || status == StatusCode::FORBIDDEN
         || status == StatusCode::TOO_MANY_REQUESTS
@@ -428,6 +430,13 @@ mod tests {
     async fn only_the_servers_own_answers_are_settled() {
         // Every question answered "not here": settled, no window.
         let base = serve(vec![("/v1/models", 200, json!({"data": [{"id": "m"}]}))]).await;
+        let a = asked(&base).await;
+        assert_eq!((a.window, a.settled), (None, true));
+        let base = serve(vec![
+            ("/props", 501, json!({})),
+            ("/v1/models", 405, json!({})),
+        ])
+        .await;
         let a = asked(&base).await;
         assert_eq!((a.window, a.settled), (None, true));
         // Found: settled, whatever failed before it.

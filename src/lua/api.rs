@@ -426,7 +426,7 @@ impl<'a> Host<'a> {
         };
         let elapsed = self.started.elapsed();
         let mut emit = |e: Event| self.env.sink.event(e);
-        match result::show(&rows, columns, elapsed, &mut emit) {
+        match result::show(lua, &rows, columns, elapsed, &mut emit) {
             Ok(Ok(shown)) => {
                 self.shown = Some(shown);
                 Ok((true, LuaValue::Nil))

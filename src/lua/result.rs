@@ -237,67 +237,73 @@ impl From<mlua::Error> for ShowError {
 /// list's own (`rows.columns` from `aiq.query`), else every key of the
 /// rows, sorted (`1`, `2`, … for rows that are lists). `Ok(Err(_))` is a
 /// mistake in the program's rows. `elapsed` is the run's time so far.
+///
+/// The rows are read by index as they are needed, not gathered first: a
+/// handle per row of 100,000 would grow mlua's reference stack by as much,
+/// and the column names are made Lua strings once, not once per cell.
 pub fn show(
+    lua: &Lua,
     rows: &Table,
     columns: Option<Vec<String>>,
     elapsed: Duration,
     emit: &mut dyn FnMut(Event) -> io::Result<()>,
 ) -> Result<Result<ShownTable, String>, ShowError> {
     let n = rows.raw_len();
-    let mut list = Vec::with_capacity(n);
     for i in 1..=n {
-        match rows.raw_get::<LuaValue>(i)? {
-            LuaValue::Table(t) => list.push(t),
-            other => {
-                return Ok(Err(format!(
-                    "row {i} is not a table of values (got {})",
-                    other.type_name()
-                )))
-            }
+        let row: LuaValue = rows.raw_get(i)?;
+        if !matches!(row, LuaValue::Table(_)) {
+            return Ok(Err(format!(
+                "row {i} is not a table of values (got {})",
+                row.type_name()
+            )));
         }
     }
     let names = match columns.or_else(|| carried_columns(rows)) {
         Some(c) => c,
-        None => keys(&list)?,
+        None => keys(rows, n)?,
     };
-    let header = header(&list, &names)?;
+    let keys = names
+        .iter()
+        .map(|name| lua.create_string(name))
+        .collect::<mlua::Result<Vec<LuaString>>>()?;
+    let header = header(rows, n, &keys)?;
     let mut preview = Preview::default();
     preview.columns(&header);
     emit(Event::Columns(header)).map_err(ShowError::Sink)?;
-    for chunk in list.chunks(BATCH) {
-        let mut batch = Vec::with_capacity(chunk.len());
-        for row in chunk {
-            let values = cells(row, &names)?;
+    for first in (1..=n).step_by(BATCH) {
+        let last = (first + BATCH - 1).min(n);
+        let mut batch = Vec::with_capacity(last + 1 - first);
+        for i in first..=last {
+            let values = cells(&rows.raw_get(i)?, &keys)?;
             preview.row(&values);
             batch.push(values);
         }
         emit(Event::Rows(batch)).map_err(ShowError::Sink)?;
     }
     emit(Event::QueryFinished {
-        rows: list.len() as u64,
+        rows: n as u64,
         elapsed,
         changed: false,
         more: false,
     })
     .map_err(ShowError::Sink)?;
     Ok(Ok(ShownTable {
-        rows: list.len() as u64,
+        rows: n as u64,
         preview: preview.finish(),
         columns: names,
     }))
 }
 
 /// A row's cells in column order: by name, or by position for a list.
-fn cells(row: &Table, names: &[String]) -> mlua::Result<Vec<Value>> {
+fn cells(row: &Table, keys: &[LuaString]) -> mlua::Result<Vec<Value>> {
     let positional = row.raw_len() > 0;
-    names
-        .iter()
+    keys.iter()
         .enumerate()
-        .map(|(j, name)| {
+        .map(|(j, key)| {
             let v: LuaValue = if positional {
                 row.raw_get(j + 1)?
             } else {
-                row.raw_get(name.as_str())?
+                row.raw_get(key)?
             };
             Ok(from_lua(&v))
         })
@@ -305,30 +311,31 @@ fn cells(row: &Table, names: &[String]) -> mlua::Result<Vec<Value>> {
 }
 
 /// The columns, each typed by its first value that is not NULL.
-fn header(list: &[Table], names: &[String]) -> mlua::Result<Vec<Column>> {
-    let mut types: Vec<Option<&'static str>> = vec![None; names.len()];
-    for row in list {
+fn header(rows: &Table, n: usize, keys: &[LuaString]) -> mlua::Result<Vec<Column>> {
+    let mut types: Vec<Option<&'static str>> = vec![None; keys.len()];
+    for i in 1..=n {
         if types.iter().all(Option::is_some) {
             break;
         }
-        for (j, v) in cells(row, names)?.iter().enumerate() {
+        for (j, v) in cells(&rows.raw_get(i)?, keys)?.iter().enumerate() {
             if types[j].is_none() && !matches!(v, Value::Null) {
                 types[j] = Some(type_name(v));
             }
         }
     }
-    Ok(names
+    Ok(keys
         .iter()
         .zip(&types)
-        .map(|(name, t)| Column::new(name.clone(), t.unwrap_or("")))
+        .map(|(name, t)| Column::new(name.to_string_lossy(), t.unwrap_or("")))
         .collect())
 }
 
 /// Every key of the rows, sorted; `1`, `2`, … for rows that are lists.
-fn keys(list: &[Table]) -> mlua::Result<Vec<String>> {
+fn keys(rows: &Table, n: usize) -> mlua::Result<Vec<String>> {
     let mut names: Vec<String> = Vec::new();
     let mut width = 0;
-    for row in list {
+    for i in 1..=n {
+        let row: Table = rows.raw_get(i)?;
         width = width.max(row.raw_len());
         for pair in row.pairs::<LuaValue, LuaValue>() {
             if let (LuaValue::String(k), _) = pair? {
@@ -354,7 +361,7 @@ mod tests {
         let lua = Lua::new();
         let rows: Table = lua.load(code).eval().unwrap();
         let mut events = Vec::new();
-        let r = show(&rows, columns, Duration::ZERO, &mut |e| {
+        let r = show(&lua, &rows, columns, Duration::ZERO, &mut |e| {
             events.push(e);
             Ok(())
         });

@@ -13,7 +13,7 @@ fi
 # does not rebuild a dependency's C code when such a setting changes, so a
 # target directory that built Lua with another one has it rebuilt, once.
 aiq_lua_target="${CARGO_TARGET_DIR:-target}"
-aiq_lua_want="$(grep -E '^(HOST|TARGET)_CFLAGS' .cargo/config.toml)"
+aiq_lua_want="$(grep -E '^(HOST|TARGET)_CFLAGS' .cargo/config.toml || true)"
 if [ -d "$aiq_lua_target" ] && [ "$(cat "$aiq_lua_target/.aiq-lua-cflags" 2>/dev/null)" != "$aiq_lua_want" ]; then
   echo "Lua: rebuilt with the settings of .cargo/config.toml" >&2
   cargo clean -q -p mlua-sys

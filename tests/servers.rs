@@ -818,6 +818,45 @@ fn mariadb_catalog_cache_sees_every_write_past_its_quick_check() {
     );
 }
 
+/// MariaDB tables whose names differ only in case (legal with
+/// `lower_case_table_names = 0`, Linux's default) each keep their own
+/// columns, in the same order every time, and sample values that differ
+/// only in case are each a sample.
+#[test]
+fn mariadb_tables_differing_in_case_keep_their_columns() {
+    let Some(server) = servers::mariadb() else {
+        return;
+    };
+    let _catalog = catalog_lock();
+    let sb = Sandbox::new();
+    let t = format!("case_probe_{}", std::process::id());
+    let upper = t.to_uppercase();
+    server.admin(&format!(
+        "CREATE TABLE {upper} (a INT, b TEXT, c TEXT); CREATE TABLE {t} (a INT, d TEXT); \
+         INSERT INTO {upper} VALUES (1, 'Paid', 'x'), (2, 'paid', 'y'); INSERT INTO {t} VALUES (1, 'z')"
+    ));
+    let first = schema_ok(&sb, &server.url());
+    let again = sb
+        .aiq()
+        .args(["schema", "--refresh", server.url().as_str()])
+        .output()
+        .unwrap();
+    server.admin(&format!("DROP TABLE {upper}; DROP TABLE {t}"));
+    assert_eq!(stdout_of(&again), first);
+    assert!(
+        first.contains(&format!(
+            "table {upper} (~2 rows)\n  a int(11)\n  b text, e.g. 'Paid', 'paid'\n  c text, e.g. 'x', 'y'\n"
+        )),
+        "{first}"
+    );
+    assert!(
+        first.contains(&format!(
+            "table {t} (~1 rows)\n  a int(11)\n  d text, e.g. 'z'\n"
+        )),
+        "{first}"
+    );
+}
+
 /// What `aiq schema URL` prints, which must succeed.
 fn schema_ok(sb: &Sandbox, url: &str) -> String {
     let out = sb.aiq().args(["schema", url]).output().unwrap();

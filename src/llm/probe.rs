@@ -18,7 +18,8 @@ use serde_json::{json, Value};
 
 use super::window::{Window, WindowSource, MIN_TOKENS};
 
-/// How long one question may take (these are local servers, or a 404).
+/// How long one question may take (a local server, or a round trip to a
+/// hosted one, whose answers are then kept for a week).
 const ASK_TIMEOUT: Duration = Duration::from_secs(3);
 /// The window aiq asks Ollama for when the model's own is larger: Ollama
 /// reserves memory for the whole window, so a 128k-token model is run at
@@ -145,27 +146,29 @@ pub(crate) async fn ask(http: &Asker<'_>, probe: &Probe, model: &str) -> Asked {
 }
 
 /// One question's answer: `Ok(None)` when the server says it has no such
-/// thing (a client error other than a refused key, or not JSON); `Err`
-/// when there was no answer of the server's own to keep.
+/// thing (404, 405, 410, 501 — a plain HTTP server's answer to a method it
+/// lacks — or a body that is not JSON); `Err` for anything else (no
+/// answer, a body cut short, a refused key, the server's own error): no
+/// answer of the server's own to keep.
 type Answer = Result<Option<Value>, ()>;
 
 async fn answer(response: reqwest::Result<reqwest::Response>) -> Answer {
     let response = response.map_err(|_| ())?;
     let status = response.status();
     if status.is_success() {
-        return Ok(response.json().await.ok());
+        let body = response.bytes().await.map_err(|_| ())?;
+        return Ok(serde_json::from_slice(&body).ok());
     }
-    // 501: the server does not do this at all (a plain HTTP server's
-    // answer to a method it lacks), as final as a 404.
-    let unsettled = (status.is_server_error() && status != StatusCode::NOT_IMPLEMENTED)
-        || status == StatusCode::UNAUTHORIZED
-        || status == StatusCode::FORBIDDEN
-        || status == StatusCode::TOO_MANY_REQUESTS
-        || status == StatusCode::REQUEST_TIMEOUT;
-    if unsettled {
-        Err(())
-    } else {
+    let not_here = [
+        StatusCode::NOT_FOUND,
+        StatusCode::METHOD_NOT_ALLOWED,
+        StatusCode::GONE,
+        StatusCode::NOT_IMPLEMENTED,
+    ];
+    if not_here.contains(&status) {
         Ok(None)
+    } else {
+        Err(())
     }
 }
 
@@ -199,13 +202,14 @@ fn server(tokens: usize, what: &str) -> Window {
 /// [`OLLAMA_DEFAULT`]. aiq sends this as `options.num_ctx`, so it is the
 /// window Ollama runs with.
 async fn ollama(http: &Asker<'_>, host: &str, model: &str) -> Asked {
-    let shown = show(http, host, model).await;
-    Asked {
-        window: Some(match &shown {
-            Ok(Some(shown)) => ollama_window(shown),
-            _ => server(OLLAMA_DEFAULT, "Ollama's default"),
-        }),
-        settled: shown.is_ok(),
+    match show(http, host, model).await {
+        Ok(Some(shown)) => Asked::found(ollama_window(&shown)),
+        // Not pulled yet, or not reachable: Ollama's default for now, asked
+        // again next time.
+        _ => Asked {
+            window: Some(server(OLLAMA_DEFAULT, "Ollama's default")),
+            settled: false,
+        },
     }
 }
 
@@ -451,8 +455,9 @@ mod tests {
         .await;
         let a = asked(&base).await;
         assert_eq!((a.window.map(|w| w.tokens), a.settled), (Some(32000), true));
-        // The server's error, a refused key, too many requests: ask again.
-        for status in [500, 401, 403, 429] {
+        // The server's error, a refused key, too many requests, a bad
+        // request: ask again.
+        for status in [500, 401, 403, 429, 400, 402] {
             let base = serve(vec![("/v1/models", status, json!({}))]).await;
             let a = asked(&base).await;
             assert_eq!((a.window, a.settled), (None, false), "{status}");

@@ -238,15 +238,14 @@ impl WindowCache {
         read_json(&self.file)
     }
 
-    /// A remote server's answer of less than [`KEEP_ASKED`] ago:
+    /// A remote server's answer of at most [`KEEP_ASKED`] ago (and not
+    /// from the future: a clock set back does not keep it longer):
     /// `Some(None)` when it could not say.
     fn asked(&self, base_url: &str, model: &str, now: i64) -> Option<Option<Window>> {
         let all: BTreeMap<String, KeptAnswer> = read_json(&self.probes);
-        let a = all.get(&Self::key(base_url, model))?;
-        let age = now.checked_sub(a.asked)?;
-        if age > KEEP_ASKED.num_seconds() {
-            return None;
-        }
+        let a = all
+            .get(&Self::key(base_url, model))
+            .filter(|a| fresh(a, now))?;
         let when = chrono::DateTime::from_timestamp(a.asked, 0)
             .map(|t| t.format("%Y-%m-%d").to_string())
             .unwrap_or_default();
@@ -265,6 +264,7 @@ impl WindowCache {
         let key = Self::key(base_url, model);
         match asked {
             Some((window, now)) => {
+                all.retain(|_, a| fresh(a, now));
                 all.insert(
                     key,
                     KeptAnswer {
@@ -309,6 +309,12 @@ impl WindowCache {
         all.insert(Self::key(base_url, model), tokens);
         self.write(&self.file, &all);
     }
+}
+
+/// Asked at most [`KEEP_ASKED`] before `now`, and not after it.
+fn fresh(a: &KeptAnswer, now: i64) -> bool {
+    now.checked_sub(a.asked)
+        .is_some_and(|age| (0..=KEEP_ASKED.num_seconds()).contains(&age))
 }
 
 fn read_json<T: serde::de::DeserializeOwned + Default>(file: &Path) -> T {
@@ -624,6 +630,11 @@ mod tests {
         // A week later it is asked again.
         let w = book().get_at(|| asking(said(64_000)), now + 8 * day);
         assert_eq!((w.tokens, asks.get()), (64_000, 2));
+        // An answer from the future (the clock was set back) is not kept
+        // longer: asked again.
+        let w = book().get_at(|| asking(said(48_000)), now);
+        assert_eq!((w.tokens, asks.get()), (48_000, 3));
+        asks.set(2);
         // Per model.
         let other = WindowBook::new(None, Some(WindowCache::new(home.path())), url, "o", true);
         assert_eq!(

@@ -540,22 +540,31 @@ fn introspect(source: &MySqlSource) -> Result<Catalog, ExecError> {
     let columns = source.internal(
         "SELECT TABLE_NAME, COLUMN_NAME, COLUMN_TYPE, IS_NULLABLE, COLUMN_KEY \
          FROM information_schema.COLUMNS WHERE TABLE_SCHEMA = DATABASE() \
-         ORDER BY TABLE_NAME, ORDINAL_POSITION",
+         ORDER BY TABLE_NAME, CAST(TABLE_NAME AS BINARY), ORDINAL_POSITION",
         None,
     )?;
+    // Grouped by exact name: names that differ only in case are one name
+    // to `information_schema`'s collation (the binary order keeps each
+    // table's columns together, and which comes first the same every time).
     let mut tables: Vec<Table> = Vec::new();
+    let mut at: HashMap<String, usize> = HashMap::new();
     for r in &columns.rows {
         let cell = |i: usize| r.get(i).and_then(text).unwrap_or_default();
         let name = cell(0);
-        if tables.last().map(|t| t.name != name).unwrap_or(true) {
-            // A table created between the two queries is left for the
-            // next read.
-            let Some(table) = described.remove(&name) else {
-                continue;
-            };
-            tables.push(table);
-        }
-        if let Some(t) = tables.last_mut().filter(|t| t.name == name) {
+        let i = match at.get(&name) {
+            Some(&i) => i,
+            None => {
+                // A table created between the two queries is left for the
+                // next read.
+                let Some(table) = described.remove(&name) else {
+                    continue;
+                };
+                tables.push(table);
+                at.insert(name, tables.len() - 1);
+                tables.len() - 1
+            }
+        };
+        if let Some(t) = tables.get_mut(i) {
             t.columns.push(ColumnInfo {
                 name: cell(1),
                 type_name: cell(2),
@@ -605,6 +614,8 @@ fn introspect(source: &MySqlSource) -> Result<Catalog, ExecError> {
             let (t, c) = (quote(table), quote(column));
             format!("(SELECT {k} AS k, CAST({c} AS CHAR) AS v FROM {t} LIMIT {SAMPLE_ROWS})")
         },
+        // `Paid` and `paid` are one value to the collation, two samples.
+        "k, v, CAST(v AS BINARY)",
         |sql| source.internal(sql, Some(SAMPLE_BUDGET)),
     );
     Ok(Catalog {

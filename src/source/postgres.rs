@@ -530,6 +530,8 @@ fn introspect(source: &PostgresSource) -> Result<Catalog, ExecError> {
                 "(SELECT DISTINCT {k} AS k, v FROM (SELECT {c}::text AS v FROM {t} LIMIT {SAMPLE_ROWS}) s WHERE v IS NOT NULL)"
             )
         },
+        // Distinct values stay distinct under a deterministic collation.
+        "k, v",
         |sql| source.internal(sql, Some(SAMPLE_BUDGET)),
     );
     Ok(Catalog {

@@ -340,13 +340,16 @@ pub(crate) async fn revive<C: sqlx::Connection>(
 
 /// Samples for the short text columns of `tables` (but those `skip`
 /// names), from the first rows of each table, in one `UNION ALL` query:
-/// `part(k, table, column)` writes the engine's `SELECT DISTINCT k, v …` for
-/// one column, and `run` runs the whole under [`SAMPLE_BUDGET`]. None when
-/// it fails or runs over.
+/// `part(k, table, column)` writes the engine's `SELECT k, v …` for one
+/// column (NULLs and repeats are dropped here), `order` what the whole is
+/// ordered by (`k, v`, and what breaks ties between values the collation
+/// calls equal, so the text is the same every time), and `run` runs it
+/// under [`SAMPLE_BUDGET`]. None when it fails or runs over.
 pub(crate) fn sample_columns(
     tables: &mut [Table],
     skip: impl Fn(&str) -> bool,
     part: impl Fn(usize, &str, &str) -> String,
+    order: &str,
     run: impl FnOnce(&str) -> Result<Collect, ExecError>,
 ) {
     let targets: Vec<(usize, usize)> = sample_targets(tables, false)
@@ -363,7 +366,7 @@ pub(crate) fn sample_columns(
         .map(|(k, (ti, ci))| part(k, &tables[*ti].name, &tables[*ti].columns[*ci].name))
         .collect();
     let sql = format!(
-        "SELECT k, v FROM ({}) u ORDER BY k, v",
+        "SELECT k, v FROM ({}) u ORDER BY {order}",
         parts.join(" UNION ALL ")
     );
     let Ok(hits) = run(&sql) else {

@@ -152,8 +152,14 @@ pub(crate) async fn ask(http: &Asker<'_>, probe: &Probe, model: &str) -> Asked {
 /// answer of the server's own to keep.
 type Answer = Result<Option<Value>, ()>;
 
-async fn answer(response: reqwest::Result<reqwest::Response>) -> Answer {
-    let response = response.map_err(|_| ())?;
+/// Sends one question with the server's headers, within [`ASK_TIMEOUT`].
+async fn send(http: &Asker<'_>, request: reqwest::RequestBuilder) -> Answer {
+    let response = request
+        .headers(http.headers.clone())
+        .timeout(ASK_TIMEOUT)
+        .send()
+        .await
+        .map_err(|_| ())?;
     let status = response.status();
     if status.is_success() {
         let body = response.bytes().await.map_err(|_| ())?;
@@ -173,15 +179,7 @@ async fn answer(response: reqwest::Result<reqwest::Response>) -> Answer {
 }
 
 async fn get(http: &Asker<'_>, url: &str) -> Answer {
-    answer(
-        http.client
-            .get(url)
-            .headers(http.headers.clone())
-            .timeout(ASK_TIMEOUT)
-            .send()
-            .await,
-    )
-    .await
+    send(http, http.client.get(url)).await
 }
 
 fn tokens(v: &Value) -> Option<usize> {
@@ -215,16 +213,11 @@ async fn ollama(http: &Asker<'_>, host: &str, model: &str) -> Asked {
 
 /// Ollama's `POST /api/show` for the model, if the server is Ollama.
 async fn show(http: &Asker<'_>, host: &str, model: &str) -> Answer {
-    answer(
-        http.client
-            .post(format!("{host}/api/show"))
-            .headers(http.headers.clone())
-            .json(&json!({"model": model, "name": model}))
-            .timeout(ASK_TIMEOUT)
-            .send()
-            .await,
-    )
-    .await
+    let request = http
+        .client
+        .post(format!("{host}/api/show"))
+        .json(&json!({"model": model, "name": model}));
+    send(http, request).await
 }
 
 /// Ollama behind its OpenAI-compatible endpoint, which cannot set

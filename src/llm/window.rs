@@ -258,29 +258,31 @@ impl WindowCache {
         }))
     }
 
-    /// Keeps (`Some`) or forgets (`None`) a remote server's answer.
-    fn put_asked(&self, base_url: &str, model: &str, asked: Option<(Option<&Window>, i64)>) {
+    /// Keeps a remote server's answer (`None`: it cannot say), asked
+    /// `now`; answers past [`KEEP_ASKED`] go.
+    fn keep_asked(&self, base_url: &str, model: &str, window: Option<&Window>, now: i64) {
         let mut all: BTreeMap<String, KeptAnswer> = read_json(&self.probes);
-        let key = Self::key(base_url, model);
-        match asked {
-            Some((window, now)) => {
-                all.retain(|_, a| fresh(a, now));
-                all.insert(
-                    key,
-                    KeptAnswer {
-                        tokens: window.map(|w| w.tokens),
-                        from: window.and_then(|w| match &w.source {
-                            WindowSource::Server(what) => Some(what.clone()),
-                            _ => None,
-                        }),
-                        asked: now,
-                    },
-                );
-            }
-            None if all.remove(&key).is_none() => return,
-            None => {}
-        }
+        all.retain(|_, a| fresh(a, now));
+        all.insert(
+            Self::key(base_url, model),
+            KeptAnswer {
+                tokens: window.map(|w| w.tokens),
+                from: window.and_then(|w| match &w.source {
+                    WindowSource::Server(what) => Some(what.clone()),
+                    _ => None,
+                }),
+                asked: now,
+            },
+        );
         self.write(&self.probes, &all);
+    }
+
+    /// Forgets a remote server's kept answer, if there is one.
+    fn forget_asked(&self, base_url: &str, model: &str) {
+        let mut all: BTreeMap<String, KeptAnswer> = read_json(&self.probes);
+        if all.remove(&Self::key(base_url, model)).is_some() {
+            self.write(&self.probes, &all);
+        }
     }
 
     /// Writes one of the cache files (best effort: a cache that cannot be
@@ -398,11 +400,7 @@ impl WindowBook {
         }
         let asked = ask();
         if let Some(cache) = cache.filter(|_| asked.settled) {
-            cache.put_asked(
-                &self.base_url,
-                &self.model,
-                Some((asked.window.as_ref(), now)),
-            );
+            cache.keep_asked(&self.base_url, &self.model, asked.window.as_ref(), now);
         }
         asked.window
     }
@@ -421,7 +419,7 @@ impl WindowBook {
         if let Some(cache) = &self.cache {
             cache.put(&self.base_url, &self.model, tokens);
             if self.remote {
-                cache.put_asked(&self.base_url, &self.model, None);
+                cache.forget_asked(&self.base_url, &self.model);
             }
         }
     }

@@ -69,18 +69,27 @@ pub fn load(home: &Path, source: &str, fingerprint: &str) -> Option<Catalog> {
         .then_some(entry.catalog)
 }
 
+/// The first three fields of an entry: who wrote it, for which source, under
+/// which fingerprint.
+#[derive(Deserialize)]
+struct Stamp {
+    format: u32,
+    source: String,
+    fingerprint: String,
+}
+
+/// An entry's stamp, when this aiq wrote it for `source`, and the bytes
+/// after it.
+fn stamp<'b>(bytes: &'b [u8], source: &str) -> Option<(Stamp, &'b [u8])> {
+    let (stamp, rest) = postcard::take_from_bytes::<Stamp>(bytes).ok()?;
+    (stamp.format == FORMAT && stamp.source == source).then_some((stamp, rest))
+}
+
 /// The fingerprint the catalog of `source` was kept with, if there is one
 /// (for [`crate::source::DataSource::fingerprint_since`]).
 pub fn stored_fingerprint(home: &Path, source: &str) -> Option<String> {
-    #[derive(Deserialize)]
-    struct Stamp {
-        format: u32,
-        source: String,
-        fingerprint: String,
-    }
     let bytes = std::fs::read(path(home, source)).ok()?;
-    let stamp: Stamp = postcard::from_bytes(&bytes).ok()?;
-    (stamp.format == FORMAT && stamp.source == source).then_some(stamp.fingerprint)
+    stamp(&bytes, source).map(|(stamp, _)| stamp.fingerprint)
 }
 
 /// The cached catalog's text form ([`Catalog::render`]), on the same terms
@@ -123,15 +132,10 @@ pub fn restamp(home: &Path, source: &str, fingerprint: &str) {
     let Ok(bytes) = std::fs::read(&file) else {
         return;
     };
-    let Ok(((format, stored, _), rest)) =
-        postcard::take_from_bytes::<(u32, String, String)>(&bytes)
-    else {
+    let Some((_, rest)) = stamp(&bytes, source) else {
         return;
     };
-    if format != FORMAT || stored != source {
-        return;
-    }
-    let Ok(mut out) = postcard::to_stdvec(&(format, source, fingerprint)) else {
+    let Ok(mut out) = postcard::to_stdvec(&(FORMAT, source, fingerprint)) else {
         return;
     };
     out.extend_from_slice(rest);

@@ -543,28 +543,22 @@ fn introspect(source: &MySqlSource) -> Result<Catalog, ExecError> {
          ORDER BY TABLE_NAME, CAST(TABLE_NAME AS BINARY), ORDINAL_POSITION",
         None,
     )?;
-    // Grouped by exact name: names that differ only in case are one name
-    // to `information_schema`'s collation (the binary order keeps each
-    // table's columns together, and which comes first the same every time).
+    // Names that differ only in case are one name to `information_schema`'s
+    // collation: the binary order after it keeps each table's columns
+    // together, and which comes first the same every time.
     let mut tables: Vec<Table> = Vec::new();
-    let mut at: HashMap<String, usize> = HashMap::new();
     for r in &columns.rows {
         let cell = |i: usize| r.get(i).and_then(text).unwrap_or_default();
         let name = cell(0);
-        let i = match at.get(&name) {
-            Some(&i) => i,
-            None => {
-                // A table created between the two queries is left for the
-                // next read.
-                let Some(table) = described.remove(&name) else {
-                    continue;
-                };
-                tables.push(table);
-                at.insert(name, tables.len() - 1);
-                tables.len() - 1
-            }
-        };
-        if let Some(t) = tables.get_mut(i) {
+        if tables.last().is_none_or(|t| t.name != name) {
+            // A table created between the two queries is left for the
+            // next read.
+            let Some(table) = described.remove(&name) else {
+                continue;
+            };
+            tables.push(table);
+        }
+        if let Some(t) = tables.last_mut() {
             t.columns.push(ColumnInfo {
                 name: cell(1),
                 type_name: cell(2),

@@ -482,7 +482,25 @@ pub fn edit_file(
     edit: impl FnOnce(&mut toml_edit::DocumentMut) -> Result<(), AiqError>,
 ) -> Result<PathBuf, AiqError> {
     let path = crate::home::config_file(home);
-    let text = match fs::read_to_string(&path) {
+    crate::home::create_private_dir(home)
+        .map_err(|e| AiqError::Usage(format!("cannot create {}: {e}", home.display())))?;
+    // Under the file's lock: two `aiq sources add` at once both land.
+    let lock = |e: std::io::Error| AiqError::Usage(format!("cannot lock {}: {e}", path.display()));
+    let mut outcome = Ok(());
+    crate::home::lock::exclusive(&path, || {
+        outcome = edit_locked(home, &path, edit);
+        Ok(())
+    })
+    .map_err(lock)?;
+    outcome.map(|()| path)
+}
+
+fn edit_locked(
+    home: &Path,
+    path: &Path,
+    edit: impl FnOnce(&mut toml_edit::DocumentMut) -> Result<(), AiqError>,
+) -> Result<(), AiqError> {
+    let text = match fs::read_to_string(path) {
         Ok(t) => t,
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => TEMPLATE.to_string(),
         Err(e) => {
@@ -496,8 +514,7 @@ pub fn edit_file(
         .parse()
         .map_err(|e| AiqError::Usage(format!("invalid config {}: {e}", path.display())))?;
     edit(&mut doc)?;
-    write_private(home, &path, doc.to_string().as_bytes())?;
-    Ok(path)
+    write_private(home, path, doc.to_string().as_bytes())
 }
 
 /// Creates `home` (0700) if needed and writes `bytes` to `path` (0600),

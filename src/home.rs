@@ -18,6 +18,8 @@
 //! leaves half a file, and the old file stays as it was. The audit log is
 //! the one exception: it only grows, one whole line per [`append_line`].
 
+pub mod lock;
+
 use std::fs;
 use std::io::Write;
 use std::path::{Path, PathBuf};

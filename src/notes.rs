@@ -200,23 +200,72 @@ with it. For example:
 ";
 
 /// Appends `line` as a list item to the notes of `key`; returns the file.
+/// Under the file's lock, so notes two processes add at once are both kept.
 pub fn append(home: &Path, key: &str, line: &str) -> io::Result<PathBuf> {
     let path = crate::home::notes_file(home, key);
-    let mut text = fs::read_to_string(&path).unwrap_or_default();
-    if !text.is_empty() && !text.ends_with('\n') {
-        text.push('\n');
-    }
-    text.push_str(&format!("- {}\n", line.trim()));
-    write(home, &path, &text)?;
+    make_dirs(home, &path)?;
+    crate::home::lock::exclusive(&path, || {
+        let mut text = fs::read_to_string(&path).unwrap_or_default();
+        if !text.is_empty() && !text.ends_with('\n') {
+            text.push('\n');
+        }
+        text.push_str(&format!("- {}\n", line.trim()));
+        write(home, &path, &text)
+    })?;
     Ok(path)
+}
+
+/// Replaces the notes at `path` with `edited`, the result of editing
+/// `original`: lines another process added to the file meanwhile (a `/note`
+/// in a chat while an editor was open) are kept, after the edited text.
+/// Returns how many such lines were kept.
+pub fn replace_edited(home: &Path, path: &Path, original: &str, edited: &str) -> io::Result<usize> {
+    make_dirs(home, path)?;
+    crate::home::lock::exclusive(path, || {
+        let current = fs::read_to_string(path).unwrap_or_default();
+        let added = lines_added(original, &current);
+        let mut text = edited.to_string();
+        if !added.is_empty() && !text.is_empty() && !text.ends_with('\n') {
+            text.push('\n');
+        }
+        for line in &added {
+            text.push_str(line);
+            text.push('\n');
+        }
+        write(home, path, &text)?;
+        Ok(added.len())
+    })
+}
+
+/// The lines of `now` that `before` did not have (as many times as they
+/// were added), in their order.
+fn lines_added<'a>(before: &str, now: &'a str) -> Vec<&'a str> {
+    let mut had: std::collections::HashMap<&str, usize> = std::collections::HashMap::new();
+    for line in before.lines() {
+        *had.entry(line).or_default() += 1;
+    }
+    now.lines()
+        .filter(|line| match had.get_mut(line) {
+            Some(n) if *n > 0 => {
+                *n -= 1;
+                false
+            }
+            _ => !line.trim().is_empty(),
+        })
+        .collect()
+}
+
+fn make_dirs(home: &Path, path: &Path) -> io::Result<()> {
+    crate::home::create_private_dir(home)?;
+    match path.parent() {
+        Some(dir) => crate::home::create_private_dir(dir),
+        None => Ok(()),
+    }
 }
 
 /// Writes a notes file (and the folder, private) atomically.
 pub fn write(home: &Path, path: &Path, text: &str) -> io::Result<()> {
-    crate::home::create_private_dir(home)?;
-    if let Some(dir) = path.parent() {
-        crate::home::create_private_dir(dir)?;
-    }
+    make_dirs(home, path)?;
     crate::home::write_atomic(path, |f| io::Write::write_all(f, text.as_bytes()))
 }
 
@@ -318,6 +367,46 @@ mod tests {
                 "table order_items -- note: Turnover is the sum of order_items quantity times price."
             ),
             "{text}"
+        );
+    }
+
+    #[test]
+    fn notes_added_at_once_are_all_kept() {
+        let dir = tempfile::tempdir().unwrap();
+        let home = dir.path().to_path_buf();
+        let threads: Vec<_> = (0..8)
+            .map(|i| {
+                let home = home.clone();
+                std::thread::spawn(move || {
+                    for j in 0..10 {
+                        append(&home, "shop", &format!("note {i}-{j}")).unwrap();
+                    }
+                })
+            })
+            .collect();
+        for t in threads {
+            t.join().unwrap();
+        }
+        let text = fs::read_to_string(crate::home::notes_file(&home, "shop")).unwrap();
+        assert_eq!(text.lines().count(), 80, "{text}");
+        for i in 0..8 {
+            assert!(text.contains(&format!("- note {i}-9\n")));
+        }
+    }
+
+    #[test]
+    fn an_edit_keeps_the_notes_added_while_the_editor_was_open() {
+        let dir = tempfile::tempdir().unwrap();
+        let home = dir.path();
+        let path = append(home, "shop", "first").unwrap();
+        let original = fs::read_to_string(&path).unwrap();
+        // A chat adds a note while the editor is open.
+        append(home, "shop", "from the chat").unwrap();
+        let edited = "- first, reworded\n- a new one\n";
+        assert_eq!(replace_edited(home, &path, &original, edited).unwrap(), 1);
+        assert_eq!(
+            fs::read_to_string(&path).unwrap(),
+            "- first, reworded\n- a new one\n- from the chat\n"
         );
     }
 

@@ -12,6 +12,9 @@ use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
 use crate::agent::{rfc3339, HistoryMessage};
+
+#[cfg(test)]
+mod merge_tests;
 use crate::llm::Role;
 
 /// The largest session file aiq restores.
@@ -32,6 +35,18 @@ pub struct Session {
     /// Messages before this index are not sent to the model (`/clear`, a
     /// stale session continued fresh).
     pub context_start: usize,
+    /// Each message's id, in the file as `id` (SPEC §7.3a): how a save
+    /// tells the turns it adds from the ones already there.
+    ids: Vec<String>,
+    /// How many of the conversation's messages the file already holds;
+    /// the rest are this process's turns not saved yet.
+    synced: usize,
+    /// Ids of messages another aiq process added while this one had the
+    /// session open (brought in by a save).
+    foreign: std::collections::HashSet<String>,
+    /// The next save writes this session as it is, without merging (the
+    /// file is a new place, `/save FILE`).
+    moved: bool,
     /// Fields aiq does not know, kept as they were.
     extra: Map<String, Value>,
     extra_metadata: Map<String, Value>,
@@ -48,6 +63,8 @@ pub struct SessionError {
 
 #[derive(Serialize, Deserialize)]
 struct FileMessage {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    id: Option<String>,
     role: String,
     content: String,
     timestamp: String,
@@ -106,6 +123,18 @@ struct File {
     extra: Map<String, Value>,
 }
 
+/// A message id unique across processes: time, process, and a counter.
+fn new_id() -> String {
+    use std::sync::atomic::{AtomicU64, Ordering};
+    static NEXT: AtomicU64 = AtomicU64::new(0);
+    let nanos = Utc::now().timestamp_nanos_opt().unwrap_or_default();
+    format!(
+        "{nanos:x}-{:x}-{}",
+        std::process::id(),
+        NEXT.fetch_add(1, Ordering::Relaxed)
+    )
+}
+
 fn version() -> u64 {
     VERSION
 }
@@ -130,6 +159,10 @@ impl Session {
             database_type: database_type.to_string(),
             messages: Vec::new(),
             context_start: 0,
+            ids: Vec::new(),
+            synced: 0,
+            foreign: Default::default(),
+            moved: false,
             extra: Map::new(),
             extra_metadata: Map::new(),
             extra_messages: Vec::new(),
@@ -189,7 +222,11 @@ impl Session {
         let last_updated = time("metadata.last_updated", &file.metadata.last_updated)?;
         let mut messages = Vec::with_capacity(file.messages.len());
         let mut extra_messages = Vec::with_capacity(file.messages.len());
+        let mut ids = Vec::with_capacity(file.messages.len());
         for (i, m) in file.messages.into_iter().enumerate() {
+            // Files of earlier versions have no ids: every process that
+            // reads one names its messages alike, by position.
+            ids.push(m.id.clone().unwrap_or_else(|| format!("m{i}")));
             let role = match m.role.as_str() {
                 "user" => Role::User,
                 "assistant" => Role::Assistant,
@@ -220,7 +257,11 @@ impl Session {
             data_source: file.metadata.data_source,
             database_type: file.metadata.database_type,
             context_start: file.metadata.context_start.min(messages.len()),
+            synced: messages.len(),
             messages,
+            ids,
+            foreign: Default::default(),
+            moved: false,
             extra: file.extra,
             extra_metadata: file.metadata.extra,
             extra_messages,
@@ -244,6 +285,7 @@ impl Session {
                 .iter()
                 .enumerate()
                 .map(|(i, m)| FileMessage {
+                    id: self.ids.get(i).cloned(),
                     role: m.role.as_str().to_string(),
                     content: m.content.clone(),
                     timestamp: m.timestamp_text(),
@@ -268,13 +310,101 @@ impl Session {
     /// Writes the session atomically, stamping `last_updated`. An empty
     /// session is not written (returns `Ok(false)`).
     pub fn save(&mut self) -> std::io::Result<bool> {
-        if self.messages.is_empty() {
+        let history = self.messages.clone();
+        let start = self.context_start;
+        self.save_history(&history, start)
+    }
+
+    /// Saves a conversation whose messages are `history` (this session's
+    /// messages, then the turns this process added since) — merged with
+    /// what other aiq processes saved meanwhile (SPEC §7.3a): under the
+    /// file's lock, the file is read again, this process's new turns are
+    /// appended to it, and the result is written atomically. Afterwards
+    /// [`Session::messages`] is the merged conversation (with other
+    /// processes' turns, see [`Session::is_foreign`]) and
+    /// [`Session::context_start`] where this conversation's context starts
+    /// in it. An empty session is not written (returns `Ok(false)`).
+    pub fn save_history(
+        &mut self,
+        history: &[HistoryMessage],
+        context_start: usize,
+    ) -> std::io::Result<bool> {
+        if history.is_empty() && self.messages.is_empty() {
             return Ok(false);
         }
-        self.last_updated = Utc::now();
-        let text = self.to_json();
-        crate::home::write_atomic(&self.path, |f| f.write_all(text.as_bytes()))?;
-        Ok(true)
+        let synced = self.synced.min(history.len());
+        let fresh = &history[synced..];
+        let fresh_ids: Vec<String> = fresh.iter().map(|_| new_id()).collect();
+        let path = self.path.clone();
+        crate::home::lock::exclusive(&path, || {
+            let disk = match self.moved {
+                true => None,
+                false => Session::load(&path).ok(),
+            };
+            let mut next = self.clone();
+            match disk {
+                Some(d) => {
+                    let known: std::collections::HashSet<&String> = self.ids.iter().collect();
+                    next.foreign
+                        .extend(d.ids.iter().filter(|id| !known.contains(id)).cloned());
+                    next.created_at = d.created_at;
+                    next.messages = d.messages;
+                    next.ids = d.ids;
+                    next.extra_messages = d.extra_messages;
+                    for (k, v) in d.extra {
+                        next.extra.entry(k).or_insert(v);
+                    }
+                    for (k, v) in d.extra_metadata {
+                        next.extra_metadata.entry(k).or_insert(v);
+                    }
+                }
+                None => {
+                    next.messages = history[..synced].to_vec();
+                    next.ids.resize_with(synced, new_id);
+                    next.extra_messages.truncate(synced);
+                }
+            }
+            let base = next.messages.len();
+            next.messages.extend_from_slice(fresh);
+            next.ids.extend(fresh_ids.iter().cloned());
+            next.extra_messages
+                .resize_with(next.messages.len(), Map::new);
+            // Where this conversation's context starts, in the merged list:
+            // its saved part keeps its place, its new turns come after the
+            // other processes' turns.
+            next.context_start = if context_start <= synced {
+                context_start.min(base)
+            } else {
+                base + (context_start - synced)
+            };
+            next.synced = next.messages.len();
+            next.moved = false;
+            next.last_updated = Utc::now();
+            let text = next.to_json();
+            crate::home::write_atomic(&path, |f| f.write_all(text.as_bytes()))?;
+            *self = next;
+            Ok(true)
+        })
+    }
+
+    /// Whether message `i` of [`Session::messages`] came from another aiq
+    /// process that had the session open at the same time.
+    pub fn is_foreign(&self, i: usize) -> bool {
+        self.ids.get(i).is_some_and(|id| self.foreign.contains(id))
+    }
+
+    /// The next save writes to `path` as it is, not merged with a file
+    /// that may already be there (`/save FILE`).
+    pub fn move_to(&mut self, path: PathBuf) {
+        self.path = path;
+        self.moved = true;
+    }
+
+    /// Back to `path` after a move that could not be written: saves merge
+    /// there again.
+    pub fn return_to(&mut self, path: PathBuf) {
+        self.path = path;
+        self.moved = false;
     }
 
     /// Question/answer pairs (user messages).
@@ -289,10 +419,21 @@ impl Session {
 /// Every message, readable: role, timestamp, content, and for answers the
 /// SQL and its row count or error (`/history`, `aiq sessions show`).
 pub fn transcript(messages: &[HistoryMessage]) -> String {
+    transcript_marked(messages, |_| false)
+}
+
+/// [`transcript`], with the messages `foreign` picks marked as coming from
+/// another aiq that had the session open.
+pub fn transcript_marked(messages: &[HistoryMessage], foreign: impl Fn(usize) -> bool) -> String {
     let mut out = String::new();
-    for m in messages {
+    for (i, m) in messages.iter().enumerate() {
+        let mark = if foreign(i) {
+            " (from another aiq)"
+        } else {
+            ""
+        };
         out.push_str(&format!(
-            "[{}] {}: {}\n",
+            "[{}] {}{mark}: {}\n",
             m.timestamp_text(),
             m.role.as_str(),
             m.content.trim()

@@ -58,7 +58,7 @@ pub enum Keep {
     /// In a new session file in `$AIQ_HOME`, written once there is a message.
     NewSession,
     /// In this restored session; its messages become the history.
-    Session(Session),
+    Session(Box<Session>),
 }
 
 /// How a conversation is set up.
@@ -120,6 +120,9 @@ pub struct Conversation {
     lua: LuaConfig,
     /// The source as the audit log names it (no password).
     source_name: String,
+    /// This chat's mark on its restored session file, so another aiq that
+    /// opens the same session can say so (SPEC §7.3a).
+    presence: Option<crate::home::lock::Presence>,
 }
 
 impl Conversation {
@@ -138,7 +141,8 @@ impl Conversation {
         let session = match keep {
             Keep::Nothing => None,
             Keep::NewSession => Some(Session::new(&options.home, &session_name, database_type)),
-            Keep::Session(mut s) => {
+            Keep::Session(s) => {
+                let mut s = *s;
                 thread.set_history(s.messages.clone());
                 thread.set_context_start(s.context_start);
                 s.data_source = session_name;
@@ -159,6 +163,7 @@ impl Conversation {
             mode: Mode::Sql,
             lua: LuaConfig::default(),
             source_name,
+            presence: None,
         }
     }
 
@@ -241,10 +246,12 @@ impl Conversation {
         self.thread.canceller()
     }
 
-    /// For a restored session that is stale (SPEC §7.4): asks whether to
+    /// For a restored session: says once if another aiq has it open too
+    /// (SPEC §7.3a), and if it is stale (SPEC §7.4) asks whether to
     /// continue its conversation; no gives the model a fresh context and
     /// keeps the messages for `/history`. Chat only — single-shot continues.
     pub fn offer_fresh_context(&mut self, sink: &mut dyn EventSink) {
+        self.mark_open(sink);
         let Some(s) = &self.session else { return };
         let age = Utc::now() - s.last_updated;
         let stale = age > chrono::Duration::hours(self.stale_after_hours as i64);
@@ -263,6 +270,26 @@ impl Conversation {
             let _ = sink.event(Event::Notice(
                 "Starting a fresh context; the earlier messages stay in /history.".into(),
             ));
+        }
+    }
+
+    /// Marks the restored session as open in this chat and says so once
+    /// when another aiq has it open too.
+    fn mark_open(&mut self, sink: &mut dyn EventSink) {
+        let Some(s) = &self.session else { return };
+        if self.presence.is_some() || !s.path.exists() {
+            return;
+        }
+        let Ok((presence, others)) = crate::home::lock::enter(&s.path) else {
+            return;
+        };
+        self.presence = Some(presence);
+        if !others.is_empty() {
+            let pids: Vec<String> = others.iter().map(u32::to_string).collect();
+            let _ = sink.event(Event::Notice(format!(
+                "This session is open in another aiq too (pid {}); turns from both are kept: each save brings in the other's, and /history shows them.",
+                pids.join(", ")
+            )));
         }
     }
 
@@ -346,7 +373,10 @@ impl Conversation {
         match command {
             SlashCommand::Help => show(Event::Listing(help())),
             SlashCommand::History => {
-                let text = session::transcript(self.thread.history());
+                let session = self.session.as_ref();
+                let text = session::transcript_marked(self.thread.history(), |i| {
+                    session.is_some_and(|s| s.is_foreign(i))
+                });
                 show(Event::Listing(if text.is_empty() {
                     "(no messages yet)\n".into()
                 } else {
@@ -431,12 +461,12 @@ impl Conversation {
         };
         let previous = s.path.clone();
         if let Some(file) = file {
-            s.path = PathBuf::from(file);
+            s.move_to(PathBuf::from(file));
         }
         // A file that cannot be written keeps the session where it was.
         if !self.save(sink, true) {
             if let Some(s) = self.session.as_mut() {
-                s.path = previous;
+                s.return_to(previous);
             }
         }
     }
@@ -509,10 +539,13 @@ impl Conversation {
         let Some(s) = self.session.as_mut() else {
             return true;
         };
-        s.messages = self.thread.history().to_vec();
-        s.context_start = self.thread.context_start();
-        match s.save() {
+        match s.save_history(self.thread.history(), self.thread.context_start()) {
             Ok(written) => {
+                // Another aiq's turns came in with the merge.
+                if written && s.messages.len() != self.thread.history().len() {
+                    self.thread.set_history(s.messages.clone());
+                    self.thread.set_context_start(s.context_start);
+                }
                 if written && announce {
                     let _ = sink.event(Event::SessionSaved(s.path.clone()));
                 }

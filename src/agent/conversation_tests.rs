@@ -263,7 +263,7 @@ fn a_stale_session_asks_before_continuing() {
         let path = old.session_path().unwrap().to_path_buf();
         let mut session = Session::load(&path).unwrap();
         session.last_updated = chrono::Utc::now() - chrono::Duration::hours(30);
-        let (mut c, _) = conversation(dir.path(), vec![], Keep::Session(session));
+        let (mut c, _) = conversation(dir.path(), vec![], Keep::Session(Box::new(session)));
         let mut sink = Recorder {
             answer,
             ..Recorder::default()

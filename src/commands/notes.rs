@@ -40,6 +40,13 @@ pub fn run(ctx: &Context<'_>, action: NotesCommand) -> Result<(), AiqError> {
                     AiqError::Usage(format!("cannot write {}: {e}", path.display()))
                 })?;
             }
+            // The editor works on a copy, so notes a chat adds meanwhile
+            // (`/note`) are merged in, not overwritten, when it is saved.
+            let original = std::fs::read_to_string(&path).unwrap_or_default();
+            let copy = edit_copy(&path);
+            notes::write(home, &copy, &original)
+                .map_err(|e| AiqError::Usage(format!("cannot write {}: {e}", copy.display())))?;
+            let _remove = RemoveOnDrop(copy.clone());
             let editor = (ctx.env)("VISUAL")
                 .or_else(|| (ctx.env)("EDITOR"))
                 .filter(|e| !e.trim().is_empty())
@@ -49,7 +56,7 @@ pub fn run(ctx: &Context<'_>, action: NotesCommand) -> Result<(), AiqError> {
             let program = parts.next().unwrap_or("vi");
             let status = Command::new(program)
                 .args(parts)
-                .arg(&path)
+                .arg(&copy)
                 .status()
                 .map_err(|e| {
                     AiqError::Usage(format!(
@@ -63,8 +70,36 @@ pub fn run(ctx: &Context<'_>, action: NotesCommand) -> Result<(), AiqError> {
                     path.display()
                 )));
             }
+            let edited = std::fs::read_to_string(&copy)
+                .map_err(|e| AiqError::Usage(format!("cannot read {}: {e}", copy.display())))?;
+            let kept = notes::replace_edited(home, &path, &original, &edited)
+                .map_err(|e| AiqError::Usage(format!("cannot write {}: {e}", path.display())))?;
+            if kept > 0 {
+                crate::error::stderr_line(&format!(
+                    "aiq: kept {kept} line(s) another aiq added while the editor was open"
+                ));
+            }
             crate::error::stderr_line(&format!("aiq: notes saved in {}", path.display()));
             Ok(())
         }
+    }
+}
+
+/// The copy the editor works on, beside the notes file (same extension,
+/// so the editor highlights it as Markdown).
+fn edit_copy(path: &std::path::Path) -> std::path::PathBuf {
+    let stem = path
+        .file_stem()
+        .map(|s| s.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    path.with_file_name(format!(".{stem}.edit-{}.md", std::process::id()))
+}
+
+/// Removes the editor's copy however the edit ends.
+struct RemoveOnDrop(std::path::PathBuf);
+
+impl Drop for RemoveOnDrop {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_file(&self.0);
     }
 }

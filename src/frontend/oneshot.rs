@@ -62,7 +62,9 @@ pub fn run(
     let waiting = super::progress::opening(ctx, wanted.as_deref());
     let opened = ctx.open_source(wanted.as_deref(), run.allow_write)?;
     drop(waiting);
-    let keep = session.map(Keep::Session).unwrap_or(Keep::Nothing);
+    let keep = session
+        .map(|s| Keep::Session(Box::new(s)))
+        .unwrap_or(Keep::Nothing);
     let mut conversation = ctx.conversation(model, opened, keep, run, ask);
     conversation.keep_results(charts::wanted(run));
 

@@ -88,7 +88,9 @@ pub fn open_for_chat(
         },
         None => pick_source(ctx, allow_write, prompt)?,
     };
-    let keep = restored.map(Keep::Session).unwrap_or(Keep::NewSession);
+    let keep = restored
+        .map(|s| Keep::Session(Box::new(s)))
+        .unwrap_or(Keep::NewSession);
     Ok((opened, keep))
 }
 

@@ -261,28 +261,51 @@ impl WindowCache {
     /// Keeps a remote server's answer (`None`: it cannot say), asked
     /// `now`; answers past [`KEEP_ASKED`] go.
     fn keep_asked(&self, base_url: &str, model: &str, window: Option<&Window>, now: i64) {
-        let mut all: BTreeMap<String, KeptAnswer> = read_json(&self.probes);
-        all.retain(|_, a| fresh(a, now));
-        all.insert(
-            Self::key(base_url, model),
-            KeptAnswer {
-                tokens: window.map(|w| w.tokens),
-                from: window.and_then(|w| match &w.source {
-                    WindowSource::Server(what) => Some(what.clone()),
-                    _ => None,
-                }),
-                asked: now,
-            },
-        );
-        self.write(&self.probes, &all);
+        self.update(&self.probes, |all: &mut BTreeMap<String, KeptAnswer>| {
+            all.retain(|_, a| fresh(a, now));
+            all.insert(
+                Self::key(base_url, model),
+                KeptAnswer {
+                    tokens: window.map(|w| w.tokens),
+                    from: window.and_then(|w| match &w.source {
+                        WindowSource::Server(what) => Some(what.clone()),
+                        _ => None,
+                    }),
+                    asked: now,
+                },
+            );
+            true
+        });
     }
 
     /// Forgets a remote server's kept answer, if there is one.
     fn forget_asked(&self, base_url: &str, model: &str) {
-        let mut all: BTreeMap<String, KeptAnswer> = read_json(&self.probes);
-        if all.remove(&Self::key(base_url, model)).is_some() {
-            self.write(&self.probes, &all);
+        self.update(&self.probes, |all: &mut BTreeMap<String, KeptAnswer>| {
+            all.remove(&Self::key(base_url, model)).is_some()
+        });
+    }
+
+    /// Reads one of the cache files, changes it with `change` and writes it
+    /// back if that says it changed — under the file's lock, so what
+    /// another aiq keeps at the same time is not lost.
+    fn update<T>(&self, file: &Path, change: impl FnOnce(&mut T) -> bool)
+    where
+        T: serde::Serialize + serde::de::DeserializeOwned + Default,
+    {
+        let dir = crate::home::cache_dir(&self.home);
+        if crate::home::create_private_dir(&self.home)
+            .and_then(|_| crate::home::create_private_dir(&dir))
+            .is_err()
+        {
+            return;
         }
+        let _ = crate::home::lock::exclusive(file, || {
+            let mut all: T = read_json(file);
+            if change(&mut all) {
+                self.write(file, &all);
+            }
+            Ok(())
+        });
     }
 
     /// Writes one of the cache files (best effort: a cache that cannot be
@@ -307,9 +330,10 @@ impl WindowCache {
     /// Remembers a learned window (best effort: a cache that cannot be
     /// written only costs a failed request next time).
     pub fn put(&self, base_url: &str, model: &str, tokens: usize) {
-        let mut all = self.read();
-        all.insert(Self::key(base_url, model), tokens);
-        self.write(&self.file, &all);
+        self.update(&self.file, |all: &mut BTreeMap<String, usize>| {
+            all.insert(Self::key(base_url, model), tokens);
+            true
+        });
     }
 }
 

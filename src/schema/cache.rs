@@ -115,9 +115,12 @@ pub fn store(home: &Path, source: &str, fingerprint: &str, catalog: &Catalog) {
         return;
     };
     let dir = crate::home::cache_dir(home);
+    let file = path(home, source);
     let written = crate::home::create_private_dir(home)
         .and_then(|_| crate::home::create_private_dir(&dir))
-        .and_then(|_| crate::home::write_private(&dir, &path(home, source), &bytes));
+        .and_then(|_| {
+            crate::home::lock::exclusive(&file, || crate::home::write_private(&dir, &file, &bytes))
+        });
     if let Err(e) = written {
         tracing::info!("cannot keep the catalog in {}: {e}", dir.display());
     }
@@ -129,7 +132,18 @@ pub fn store(home: &Path, source: &str, fingerprint: &str, catalog: &Catalog) {
 /// takes the full fingerprint again.
 pub fn restamp(home: &Path, source: &str, fingerprint: &str) {
     let file = path(home, source);
-    let Ok(bytes) = std::fs::read(&file) else {
+    // Under the entry's lock: a full entry another process stores
+    // meanwhile is not replaced by this one's older rest.
+    if file.exists() {
+        let _ = crate::home::lock::exclusive(&file, || {
+            restamp_locked(home, &file, source, fingerprint);
+            Ok(())
+        });
+    }
+}
+
+fn restamp_locked(home: &Path, file: &Path, source: &str, fingerprint: &str) {
+    let Ok(bytes) = std::fs::read(file) else {
         return;
     };
     let Some((_, rest)) = stamp(&bytes, source) else {
@@ -140,7 +154,7 @@ pub fn restamp(home: &Path, source: &str, fingerprint: &str) {
     };
     out.extend_from_slice(rest);
     let dir = crate::home::cache_dir(home);
-    if let Err(e) = crate::home::write_private(&dir, &file, &out) {
+    if let Err(e) = crate::home::write_private(&dir, file, &out) {
         tracing::info!("cannot restamp the catalog in {}: {e}", dir.display());
     }
 }

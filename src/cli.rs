@@ -287,6 +287,10 @@ pub struct McpArgs {
     #[arg(long, value_name = "ADDR")]
     pub http: Option<String>,
 
+    /// The bearer token HTTP clients must send (`Authorization: Bearer TOKEN`; default: $AIQ_MCP_TOKEN, else a new one printed at start)
+    #[arg(long, value_name = "TOKEN", requires = "http")]
+    pub token: Option<String>,
+
     /// Allow statements that change data; each still needs the client's confirmation
     #[arg(long)]
     pub allow_write: bool,

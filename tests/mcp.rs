@@ -905,3 +905,137 @@ fn postgres_rows_corpus_and_server_side_cancel() {
         );
     }
 }
+
+/// The status line's code of a raw `POST /mcp` (an `initialize`) with
+/// these extra header lines.
+fn raw_status(url: &str, headers: &[&str]) -> u16 {
+    use std::io::{Read, Write};
+    let addr = url
+        .trim_start_matches("http://")
+        .trim_end_matches("/mcp")
+        .to_string();
+    let body = r#"{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"raw","version":"1"}}}"#;
+    let mut request = format!(
+        "POST /mcp HTTP/1.1\r\nHost: {addr}\r\nContent-Type: application/json\r\nAccept: application/json, text/event-stream\r\nContent-Length: {}\r\nConnection: close\r\n",
+        body.len()
+    );
+    for h in headers {
+        request.push_str(h);
+        request.push_str("\r\n");
+    }
+    request.push_str("\r\n");
+    request.push_str(body);
+    let mut stream = std::net::TcpStream::connect(&addr).unwrap();
+    stream.write_all(request.as_bytes()).unwrap();
+    let mut head = [0u8; 12];
+    stream.read_exact(&mut head).unwrap();
+    let line = String::from_utf8_lossy(&head).to_string();
+    line[9..12].parse().unwrap_or_else(|_| panic!("{line}"))
+}
+
+#[test]
+fn http_needs_the_token_and_refuses_other_origins() {
+    let sb = Sandbox::new();
+    let db = sb.shop_sqlite();
+    let db = db.to_str().unwrap();
+    let server = HttpServer::start(&sb, &[db]);
+    let port = server
+        .url
+        .trim_end_matches("/mcp")
+        .rsplit(':')
+        .next()
+        .unwrap()
+        .to_string();
+    let token = format!("Authorization: Bearer {}", mcp::HTTP_TOKEN);
+    assert_eq!(raw_status(&server.url, &[]), 401, "no token");
+    assert_eq!(
+        raw_status(&server.url, &["Authorization: Bearer wrong"]),
+        401
+    );
+    assert_eq!(
+        raw_status(
+            &server.url,
+            &[&format!("Authorization: Bearer {}x", mcp::HTTP_TOKEN)]
+        ),
+        401
+    );
+    assert_eq!(raw_status(&server.url, &[&token]), 200, "the right token");
+    let own = format!("Origin: http://127.0.0.1:{port}");
+    assert_eq!(
+        raw_status(&server.url, &[&token, &own]),
+        200,
+        "its own origin"
+    );
+    for foreign in [
+        "Origin: http://evil.example",
+        "Origin: null",
+        &format!("Origin: http://127.0.0.1:{port}.evil.example"),
+    ] {
+        assert_eq!(
+            raw_status(&server.url, &[&token, foreign]),
+            403,
+            "{foreign}"
+        );
+        assert_eq!(
+            raw_status(&server.url, &[foreign]),
+            403,
+            "{foreign}, no token"
+        );
+    }
+    // The token is never written to the audit log.
+    let log = std::fs::read_dir(sb.home().join("logs"))
+        .map(|d| {
+            d.flatten()
+                .map(|e| std::fs::read_to_string(e.path()).unwrap())
+                .collect::<String>()
+        })
+        .unwrap_or_default();
+    assert!(!log.contains(mcp::HTTP_TOKEN));
+}
+
+#[test]
+fn without_a_token_one_is_made_and_printed_once() {
+    use std::io::BufRead;
+    let sb = Sandbox::new();
+    let db = sb.shop_sqlite();
+    let mut child = sb
+        .std_aiq()
+        .args(["mcp", db.to_str().unwrap(), "--http", "127.0.0.1:0"])
+        .env_remove("AIQ_MCP_TOKEN")
+        .stdin(std::process::Stdio::null())
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut err = std::io::BufReader::new(child.stderr.take().unwrap());
+    let (mut token, mut url) = (None, None);
+    let mut line = String::new();
+    while url.is_none() {
+        line.clear();
+        assert!(err.read_line(&mut line).unwrap() > 0, "ended early");
+        if let Some(at) = line.find("Bearer ") {
+            let t: String = line[at + 7..]
+                .chars()
+                .take_while(|c| c.is_ascii_hexdigit())
+                .collect();
+            token = Some(t);
+        }
+        if let Some(at) = line.find("http://") {
+            url = Some(line[at..].trim().to_string());
+        }
+    }
+    let (token, url) = (token.expect("a token line"), url.unwrap());
+    assert_eq!(token.len(), 64, "{token}");
+    assert_eq!(raw_status(&url, &[]), 401);
+    assert_eq!(
+        raw_status(&url, &[&format!("Authorization: Bearer {token}")]),
+        200
+    );
+    let _ = child.kill();
+    let _ = child.wait();
+    // --token belongs to --http: alone it is a usage error, not ignored.
+    sb.aiq()
+        .args(["mcp", db.to_str().unwrap(), "--token", "x"])
+        .assert()
+        .code(2);
+}

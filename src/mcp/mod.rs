@@ -14,6 +14,7 @@
 //! Nothing but protocol messages goes to stdout; everything else to stderr.
 
 pub mod audit;
+mod auth;
 pub mod consent;
 pub mod result;
 pub mod served;
@@ -72,13 +73,35 @@ pub fn run(ctx: &Context<'_>, args: &McpArgs) -> Result<(), AiqError> {
     let keep = server.clone();
     let result = match &args.http {
         None => runtime.block_on(transport::stdio(server)),
-        Some(addr) => runtime.block_on(transport::http(server, addr, ctx.global.quiet)),
+        Some(addr) => {
+            let token = http_token(ctx, args)?;
+            runtime.block_on(transport::http(server, addr, token, ctx.global.quiet))
+        }
     };
     tracing::info!("shutting down");
     runtime.shutdown_timeout(Duration::from_secs(5));
     drop(keep);
     tracing::info!("stopped");
     result
+}
+
+/// The token HTTP clients must send: `--token`, else `AIQ_MCP_TOKEN`,
+/// else a new one, printed once on stderr (SPEC §12).
+fn http_token(ctx: &Context<'_>, args: &McpArgs) -> Result<String, AiqError> {
+    let given = args
+        .token
+        .clone()
+        .or_else(|| (ctx.env)("AIQ_MCP_TOKEN"))
+        .map(|t| t.trim().to_string())
+        .filter(|t| !t.is_empty());
+    if let Some(token) = given {
+        return Ok(token);
+    }
+    let token = auth::generate().map_err(AiqError::Usage)?;
+    stderr_line(&format!(
+        "aiq mcp: clients must send `Authorization: Bearer {token}` (a new token for this run; give your own with --token or AIQ_MCP_TOKEN)"
+    ));
+    Ok(token)
 }
 
 /// One line on stderr: what is served, how, and what is allowed.

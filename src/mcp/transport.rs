@@ -44,7 +44,12 @@ pub async fn stdio(server: AiqServer) -> Result<(), AiqError> {
 }
 
 /// Serves streamable HTTP at `http://ADDR/mcp` until Ctrl-C.
-pub async fn http(server: AiqServer, addr: &str, quiet: bool) -> Result<(), AiqError> {
+pub async fn http(
+    server: AiqServer,
+    addr: &str,
+    token: String,
+    quiet: bool,
+) -> Result<(), AiqError> {
     let addr = parse_addr(addr)?;
     let listener = tokio::net::TcpListener::bind(addr).await.map_err(|e| {
         AiqError::Usage(format!(
@@ -60,10 +65,11 @@ pub async fn http(server: AiqServer, addr: &str, quiet: bool) -> Result<(), AiqE
     }
     if !local.ip().is_loopback() && !quiet {
         stderr_line(&format!(
-            "aiq mcp: warning: {} is reachable from other machines and the server has no authentication",
+            "aiq mcp: warning: {} is reachable from other machines: anyone who has the token can query the sources",
             local.ip()
         ));
     }
+    let access = super::auth::Access::new(token, &hosts, local.port());
     let stop = tokio_util::sync::CancellationToken::new();
     let config = StreamableHttpServerConfig::default()
         .with_allowed_hosts(hosts)
@@ -74,7 +80,9 @@ pub async fn http(server: AiqServer, addr: &str, quiet: bool) -> Result<(), AiqE
         LocalSessionManager::default().into(),
         config,
     );
-    let router = axum::Router::new().nest_service("/mcp", service);
+    let router = axum::Router::new().nest_service("/mcp", service).layer(
+        axum::middleware::from_fn_with_state(access, super::auth::check),
+    );
     // Tests and scripts read the address from this line (port 0 picks one).
     stderr_line(&format!("aiq mcp: listening on http://{local}/mcp"));
     let shutdown = {

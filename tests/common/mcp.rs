@@ -119,7 +119,7 @@ pub fn driver(
         .args(args);
     match target {
         Target::Http(url) => {
-            cmd.args(["--url", url]);
+            cmd.args(["--url", url, "--token", HTTP_TOKEN]);
         }
         Target::Stdio(aiq_args) => {
             cmd.arg("--").arg(aiq_bin()).args(aiq_args);
@@ -229,8 +229,11 @@ impl Drop for Live {
     }
 }
 
-/// `aiq mcp ARGS --http 127.0.0.1:0`, running until dropped; its URL read
-/// from the line it prints.
+/// The bearer token [`HttpServer`] is started with and the driver sends.
+pub const HTTP_TOKEN: &str = "test-token-5f1c9a";
+
+/// `aiq mcp ARGS --http 127.0.0.1:0 --token HTTP_TOKEN`, running until
+/// dropped; its URL read from the line it prints.
 pub struct HttpServer {
     pub child: Child,
     pub url: String,
@@ -243,7 +246,7 @@ impl HttpServer {
             .std_aiq()
             .arg("mcp")
             .args(args)
-            .args(["--http", "127.0.0.1:0"])
+            .args(["--http", "127.0.0.1:0", "--token", HTTP_TOKEN])
             .stdin(Stdio::null())
             .stdout(Stdio::null())
             .stderr(Stdio::piped())

@@ -34,6 +34,13 @@ def make_client(args, elicit=None):
     mode = "legacy" if args.era == "legacy" else "auto"
     if args.url:
         server = args.url
+        if args.token:
+            # The server's token, as an HTTP client sends it (SPEC §12).
+            from mcp.client.streamable_http import streamable_http_client
+            from mcp.shared._httpx_utils import create_mcp_http_client
+
+            http = create_mcp_http_client(headers={"Authorization": f"Bearer {args.token}"})
+            server = streamable_http_client(args.url, http_client=http)
     else:
         env = dict(os.environ)
         server = StdioServerParameters(command=args.command[0], args=args.command[1:], env=env)
@@ -196,6 +203,7 @@ def main():
     p.add_argument("scenario")
     p.add_argument("--era", choices=["legacy", "modern"], default="legacy")
     p.add_argument("--url")
+    p.add_argument("--token")
     p.add_argument("--source")
     p.add_argument("--sql", action="append")
     p.add_argument("--question")

@@ -1,0 +1,165 @@
+//! Who may talk to the MCP server over HTTP (SPEC §12): every request
+//! carries `Authorization: Bearer TOKEN` (a wrong or missing one gets 401),
+//! and a request from a web page of another origin gets 403 — a browser
+//! that a page made send to 127.0.0.1 (DNS rebinding) never reaches a tool.
+//! The token is compared in constant time and never logged.
+
+use axum::extract::{Request, State};
+use axum::http::{header, HeaderMap, HeaderValue, StatusCode};
+use axum::middleware::Next;
+use axum::response::{IntoResponse, Response};
+use subtle::ConstantTimeEq;
+
+/// What a request must show.
+#[derive(Clone)]
+pub struct Access {
+    token: String,
+    /// The server's own origins (`http://HOST:PORT`), lowercased.
+    origins: Vec<String>,
+}
+
+impl Access {
+    /// `token` for requests to a server that answers at `port` under the
+    /// names `hosts`.
+    pub fn new(token: String, hosts: &[String], port: u16) -> Access {
+        let origins = hosts
+            .iter()
+            .map(|h| match h.contains(':') {
+                true => format!("http://[{h}]:{port}"),
+                false => format!("http://{h}:{port}"),
+            })
+            .map(|o| o.to_ascii_lowercase())
+            .collect();
+        Access { token, origins }
+    }
+
+    /// Why `headers` may not pass, as the status to answer with.
+    pub fn refuse(&self, headers: &HeaderMap) -> Option<StatusCode> {
+        if let Some(origin) = headers.get(header::ORIGIN) {
+            let origin = origin.to_str().unwrap_or("").trim().to_ascii_lowercase();
+            if !self.origins.iter().any(|o| *o == origin) {
+                return Some(StatusCode::FORBIDDEN);
+            }
+        }
+        let given = headers
+            .get(header::AUTHORIZATION)
+            .and_then(|v| v.to_str().ok())
+            .and_then(|v| {
+                let (scheme, token) = v.trim().split_once(' ')?;
+                scheme.eq_ignore_ascii_case("bearer").then(|| token.trim())
+            })
+            .unwrap_or("");
+        match bool::from(given.as_bytes().ct_eq(self.token.as_bytes())) {
+            true => None,
+            false => Some(StatusCode::UNAUTHORIZED),
+        }
+    }
+}
+
+/// The middleware: refused requests never reach the MCP service.
+pub async fn check(State(access): State<Access>, request: Request, next: Next) -> Response {
+    match access.refuse(request.headers()) {
+        None => next.run(request).await,
+        Some(StatusCode::FORBIDDEN) => (
+            StatusCode::FORBIDDEN,
+            "forbidden: requests from another origin (a web page) are refused\n",
+        )
+            .into_response(),
+        Some(status) => {
+            let mut response = (
+                status,
+                "unauthorized: send the server's token as `Authorization: Bearer TOKEN` (aiq mcp --token, or AIQ_MCP_TOKEN)\n",
+            )
+                .into_response();
+            response
+                .headers_mut()
+                .insert(header::WWW_AUTHENTICATE, HeaderValue::from_static("Bearer"));
+            response
+        }
+    }
+}
+
+/// A new random token: 32 bytes from the operating system, as hex.
+pub fn generate() -> Result<String, String> {
+    let mut bytes = [0u8; 32];
+    getrandom::fill(&mut bytes).map_err(|e| format!("no random source for a token: {e}"))?;
+    Ok(bytes.iter().map(|b| format!("{b:02x}")).collect())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn access() -> Access {
+        let hosts = ["localhost".to_string(), "127.0.0.1".into(), "::1".into()];
+        Access::new("s3cret".into(), &hosts, 8808)
+    }
+
+    fn headers(pairs: &[(&'static str, &str)]) -> HeaderMap {
+        let mut h = HeaderMap::new();
+        for (k, v) in pairs {
+            h.insert(*k, HeaderValue::from_str(v).unwrap());
+        }
+        h
+    }
+
+    #[test]
+    fn the_token_is_needed_and_must_match() {
+        let a = access();
+        assert_eq!(a.refuse(&headers(&[])), Some(StatusCode::UNAUTHORIZED));
+        for wrong in [
+            "Bearer s3cre",
+            "Bearer s3cret2",
+            "Basic s3cret",
+            "s3cret",
+            "Bearer ",
+        ] {
+            assert_eq!(
+                a.refuse(&headers(&[("authorization", wrong)])),
+                Some(StatusCode::UNAUTHORIZED),
+                "{wrong}"
+            );
+        }
+        for right in ["Bearer s3cret", "bearer s3cret", "  Bearer   s3cret "] {
+            assert_eq!(
+                a.refuse(&headers(&[("authorization", right)])),
+                None,
+                "{right}"
+            );
+        }
+    }
+
+    #[test]
+    fn only_the_servers_own_origin_passes() {
+        let a = access();
+        let ok = ("authorization", "Bearer s3cret");
+        for own in [
+            "http://127.0.0.1:8808",
+            "http://localhost:8808",
+            "http://[::1]:8808",
+            "HTTP://LOCALHOST:8808",
+        ] {
+            assert_eq!(a.refuse(&headers(&[ok, ("origin", own)])), None, "{own}");
+        }
+        for foreign in [
+            "http://evil.example",
+            "http://127.0.0.1:9999",
+            "https://localhost:8808",
+            "null",
+            "http://127.0.0.1.evil.example:8808",
+        ] {
+            assert_eq!(
+                a.refuse(&headers(&[ok, ("origin", foreign)])),
+                Some(StatusCode::FORBIDDEN),
+                "{foreign}"
+            );
+        }
+    }
+
+    #[test]
+    fn generated_tokens_are_long_and_differ() {
+        let (a, b) = (generate().unwrap(), generate().unwrap());
+        assert_eq!(a.len(), 64);
+        assert_ne!(a, b);
+    }
+}

@@ -37,7 +37,7 @@ impl Access {
     pub fn refuse(&self, headers: &HeaderMap) -> Option<StatusCode> {
         if let Some(origin) = headers.get(header::ORIGIN) {
             let origin = origin.to_str().unwrap_or("").trim().to_ascii_lowercase();
-            if !self.origins.iter().any(|o| *o == origin) {
+            if !self.origins.contains(&origin) {
                 return Some(StatusCode::FORBIDDEN);
             }
         }

@@ -15,6 +15,9 @@
 //!
 //! Pure: no files, no terminal.
 
+mod errors;
+
+use std::collections::HashSet;
 use std::sync::Arc;
 
 use serde::Deserialize;
@@ -203,6 +206,9 @@ pub struct Guard {
     hidden: Option<Arc<Hidden>>,
     /// Redacted columns' names, lowercased, with the tables that have them.
     redacted: Vec<(String, String)>,
+    /// Every visible table and column name, lowercased: an error message
+    /// may quote these to the model.
+    names: HashSet<String>,
 }
 
 /// What the model reads instead of values of a redacted column.
@@ -220,6 +226,7 @@ impl Guard {
         };
         let mut hidden_names = Vec::new();
         let mut redacted = Vec::new();
+        let mut names = HashSet::new();
         for table in &full.tables {
             if !privacy.shows_table(&table.name) {
                 hidden_names.push(table.name.clone());
@@ -238,6 +245,11 @@ impl Guard {
             }
             t.foreign_keys
                 .retain(|fk| privacy.shows_table(&fk.ref_table));
+            names.insert(t.name.to_lowercase());
+            if let Some(short) = t.name.rsplit('.').next() {
+                names.insert(short.to_lowercase());
+            }
+            names.extend(t.columns.iter().map(|c| c.name.to_lowercase()));
             seen.tables.push(t);
         }
         let hidden = privacy
@@ -248,6 +260,7 @@ impl Guard {
                 privacy,
                 hidden,
                 redacted,
+                names,
             },
             seen,
         )
@@ -349,6 +362,30 @@ impl Guard {
             out = replace_word(&out, name, "(hidden table)");
         }
         out
+    }
+
+    /// Why values that `codes` (the SQL, or a program and the statements
+    /// it ran) read may not go to a model, if they may not.
+    pub fn withholds_any(&self, codes: &[&str]) -> Option<&'static str> {
+        if !self.privacy.send_results {
+            return Some(NOT_SENT);
+        }
+        codes
+            .iter()
+            .any(|c| self.reads_redacted(c))
+            .then_some(WITHHELD)
+    }
+
+    /// An error of running `codes` as the model may see it: hidden names
+    /// scrubbed, and when values may not be sent, the values an engine
+    /// quoted masked (SQL) or a program's message withheld (`program`).
+    pub fn error(&self, codes: &[&str], program: bool, error: &str) -> String {
+        let text = self.scrub(error);
+        match self.withholds_any(codes) {
+            None => text,
+            Some(why) if program => errors::withhold_program_error(&text, why),
+            Some(_) => errors::mask_quoted(&text, &self.names, codes),
+        }
     }
 
     /// What a program that ran `code` printed, as the model may see it.

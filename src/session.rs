@@ -89,6 +89,9 @@ struct FileMessage {
     /// What that program printed, bounded.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     output: Option<String>,
+    /// The statements that program ran.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    statements: Vec<String>,
     #[serde(flatten)]
     extra: Map<String, Value>,
 }
@@ -247,6 +250,7 @@ impl Session {
                 lua: m.lua,
                 output: m.output,
                 lookups: m.lookups,
+                statements: m.statements,
             });
             extra_messages.push(m.extra);
         }
@@ -297,6 +301,7 @@ impl Session {
                     lua: m.lua.clone(),
                     output: m.output.clone(),
                     lookups: m.lookups.clone(),
+                    statements: m.statements.clone(),
                     extra: self.extra_messages.get(i).cloned().unwrap_or_default(),
                 })
                 .collect(),

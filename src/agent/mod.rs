@@ -87,6 +87,9 @@ pub struct HistoryMessage {
     pub output: Option<String>,
     /// Assistant: the helper tools the model called before answering.
     pub lookups: Vec<Lookup>,
+    /// Assistant in Lua mode: the statements the program ran, so what they
+    /// read decides what of its output a model may see (SPEC §4.3).
+    pub statements: Vec<String>,
 }
 
 impl HistoryMessage {
@@ -103,6 +106,7 @@ impl HistoryMessage {
             lua: None,
             output: None,
             lookups: Vec::new(),
+            statements: Vec::new(),
         }
     }
 
@@ -162,10 +166,20 @@ impl HistoryMessage {
                 text.push_str(&format!("\n```lua\n{program}\n```"));
             }
         }
-        // What read the data: the SQL, or the program that ran it.
-        let code = self.sql.as_deref().or(self.lua.as_deref());
+        // What read the data: the SQL, or the program and what it ran.
+        let mut codes: Vec<&str> = self
+            .sql
+            .iter()
+            .chain(&self.lua)
+            .map(String::as_str)
+            .collect();
+        codes.extend(self.statements.iter().map(String::as_str));
+        let withheld = guard.withholds_any(&codes);
         if let Some(out) = self.output.as_deref().filter(|o| !o.is_empty()) {
-            let out = guard.output(code, out);
+            let out = match withheld {
+                Some(why) => format!("({why})"),
+                None => guard.scrub(out),
+            };
             text.push_str(&format!("\nThe program printed:\n{}", out.trim_end()));
         }
         match (&self.row_count, &self.error) {
@@ -174,16 +188,19 @@ impl HistoryMessage {
                 let at_least = if self.more_rows { "at least " } else { "" };
                 text.push_str(&format!("\nResult: {at_least}{rows} {noun}"));
                 if let Some(p) = self.preview.as_deref().filter(|p| !p.is_empty()) {
-                    let p = guard.preview(code, p);
+                    let p = match withheld {
+                        Some(why) => format!("{}\n({why})", p.lines().next().unwrap_or("")),
+                        None => p.to_string(),
+                    };
                     text.push_str(&format!(" (CSV, first rows):\n{p}"));
                 }
             }
             (None, Some(error)) if self.lua.is_some() => {
-                let error = guard.scrub(error);
+                let error = guard.error(&codes, true, error);
                 text.push_str(&format!("\nThe program failed: {error}"))
             }
             (None, Some(error)) => {
-                let error = guard.scrub(error);
+                let error = guard.error(&codes, false, error);
                 text.push_str(&format!("\nThe query failed: {error}"))
             }
             (None, None) => {}

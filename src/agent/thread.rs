@@ -361,6 +361,12 @@ impl Thread {
                     Err("not run (--sql-only)"),
                 ));
             }
+            // The statements it ran decide what of its outcome the model
+            // may see later (SPEC §4.3).
+            let mut reading = Reading {
+                inner: &mut *sink,
+                statements: Vec::new(),
+            };
             let ran = self.kind.run(
                 &found.code,
                 RunContext {
@@ -368,11 +374,16 @@ impl Thread {
                     catalog: &self.catalog,
                     policy: self.policy(),
                     cancel,
-                    sink: &mut *sink,
+                    sink: &mut reading,
                 },
             );
+            let statements = reading.statements;
             match ran {
-                Ok(ran) => return Ok(self.keep(question, reply.text, &found.code, Ok(&ran))),
+                Ok(ran) => {
+                    let answer = self.keep(question, reply.text, &found.code, Ok(&ran));
+                    self.note_statements(statements);
+                    return Ok(answer);
+                }
                 Err(RunFailure {
                     fixable: Some(why), ..
                 }) if fixes < MAX_FIXES => {
@@ -381,7 +392,7 @@ impl Thread {
                         why: why.clone(),
                         attempt: fixes,
                     })?;
-                    turn.extend(self.feedback(&reply, &found, &why));
+                    turn.extend(self.feedback(&reply, &found, &why, &statements));
                 }
                 Err(failure) => {
                     let error = failure.error;
@@ -389,6 +400,7 @@ impl Thread {
                     if !matches!(error, AgentError::Cancelled | AgentError::Output { .. }) {
                         let why = error.to_string();
                         self.keep(question, reply.text, &found.code, Err(&why));
+                        self.note_statements(statements);
                     }
                     return Err(error);
                 }
@@ -600,10 +612,28 @@ impl Thread {
         ]))
     }
 
-    /// Tells the model what went wrong, in the form its answer used.
-    fn feedback(&self, reply: &Reply, found: &Found, why: &str) -> Vec<Message> {
-        // An engine's "did you mean" may name a hidden table.
-        let fix = self.kind.feedback(&self.guard.scrub(why));
+    /// Keeps the statements a program ran with its answer (the last
+    /// message): what they read decides what of its output the model sees.
+    fn note_statements(&mut self, statements: Vec<String>) {
+        if let Some(last) = self.history.last_mut().filter(|m| m.lua.is_some()) {
+            last.statements = statements;
+        }
+    }
+
+    /// Tells the model what went wrong, in the form its answer used: hidden
+    /// names scrubbed (an engine's "did you mean" may name one), values
+    /// that may not leave masked (SPEC §4.3).
+    fn feedback(
+        &self,
+        reply: &Reply,
+        found: &Found,
+        why: &str,
+        statements: &[String],
+    ) -> Vec<Message> {
+        let mut codes = vec![found.code.as_str()];
+        codes.extend(statements.iter().map(String::as_str));
+        let program = self.kind.mode() == Mode::Lua;
+        let fix = self.kind.feedback(&self.guard.error(&codes, program, why));
         let mut said = Message::assistant(reply.text.clone());
         match &found.tool_call_id {
             Some(id) => {
@@ -621,5 +651,20 @@ impl Thread {
             }
             None => vec![said, Message::user(fix)],
         }
+    }
+}
+
+/// Forwards a run's events and notes the statements it started.
+struct Reading<'a> {
+    inner: &'a mut dyn EventSink,
+    statements: Vec<String>,
+}
+
+impl EventSink for Reading<'_> {
+    fn event(&mut self, event: Event) -> std::io::Result<()> {
+        if let Event::QueryStarted { sql } = &event {
+            self.statements.push(sql.clone());
+        }
+        self.inner.event(event)
     }
 }

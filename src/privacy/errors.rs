@@ -1,0 +1,125 @@
+//! Error messages as a model may see them (SPEC §4.3): an engine quotes
+//! the value it choked on ("Could not convert string 'ann@…' to INT32"),
+//! and a program's error may carry whatever it read. When what failed read
+//! a redacted column (or results are not sent at all), quoted values are
+//! masked and a program's message is withheld; names stay, so the model can
+//! still fix its SQL.
+
+/// `text` with every quoted literal (`'…'`, `"…"`) masked unless it is
+/// one of `names` (lowercased) or appears in one of `codes` (the SQL the
+/// model wrote: its own literals and identifiers are no secret).
+pub fn mask_quoted(
+    text: &str,
+    names: &std::collections::HashSet<String>,
+    codes: &[&str],
+) -> String {
+    let mut out = String::with_capacity(text.len());
+    let mut rest = text;
+    while let Some(start) = rest.find(['\'', '"']) {
+        let quote = rest[start..].chars().next().unwrap_or('\'');
+        out.push_str(&rest[..=start]);
+        let after = &rest[start + 1..];
+        let Some(len) = after.find(quote) else {
+            // An unclosed quote: whatever follows may be a value.
+            out.push('…');
+            out.push(quote);
+            return out;
+        };
+        let inner = &after[..len];
+        let keep = inner.is_empty()
+            || names.contains(&inner.to_lowercase())
+            || codes.iter().any(|c| c.contains(inner));
+        match keep {
+            true => out.push_str(inner),
+            false => out.push('…'),
+        }
+        out.push(quote);
+        rest = &after[len + 1..];
+    }
+    out.push_str(rest);
+    out
+}
+
+/// A program's error when it read values that may not leave: where it
+/// failed (Lua's `[string "program"]:LINE:`), not what it said.
+pub fn withhold_program_error(text: &str, why: &str) -> String {
+    // Lua's messages start with where: `[string "program"]:3:` or `program:3:`.
+    let line = text.match_indices(':').find_map(|(i, _)| {
+        let digits: String = text[i + 1..]
+            .chars()
+            .take_while(char::is_ascii_digit)
+            .collect();
+        (!digits.is_empty() && text[i + 1 + digits.len()..].starts_with(':')).then_some(digits)
+    });
+    match line {
+        Some(n) => format!("at line {n}; its message is not sent ({why})"),
+        None => format!("its message is not sent ({why})"),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn names() -> std::collections::HashSet<String> {
+        ["customers", "email", "name"]
+            .iter()
+            .map(|s| s.to_string())
+            .collect()
+    }
+
+    #[test]
+    fn values_quoted_by_engines_are_masked_and_names_kept() {
+        let sql = "SELECT CAST(email AS INTEGER) FROM customers WHERE name = 'Ann'";
+        let cases = [
+            (
+                "Conversion Error: Could not convert string 'lucia.miller1@example.com' to INT32",
+                "Conversion Error: Could not convert string '…' to INT32",
+            ),
+            (
+                "invalid input syntax for type integer: \"bob@private.example\"",
+                "invalid input syntax for type integer: \"…\"",
+            ),
+            (
+                "Referenced column \"nme\" not found! Candidate bindings: \"name\", \"email\"",
+                "Referenced column \"…\" not found! Candidate bindings: \"name\", \"email\"",
+            ),
+            (
+                "no such value: 'Ann' in \"customers\"",
+                "no such value: 'Ann' in \"customers\"",
+            ),
+            ("cut 'ann@x.org", "cut '…'"),
+        ];
+        for (error, masked) in cases {
+            assert_eq!(mask_quoted(error, &names(), &[sql]), masked, "{error}");
+        }
+        // A name the model wrote itself stays: it is from the SQL.
+        assert_eq!(
+            mask_quoted(
+                "Referenced column \"nme\" not found",
+                &names(),
+                &["SELECT nme FROM customers"]
+            ),
+            "Referenced column \"nme\" not found"
+        );
+    }
+
+    #[test]
+    fn a_programs_message_gives_only_where_it_failed() {
+        assert_eq!(
+            withhold_program_error(
+                "runtime error: [string \"program\"]:3: boom ann@private.example",
+                "it read a redacted column"
+            ),
+            "at line 3; its message is not sent (it read a redacted column)"
+        );
+        assert_eq!(
+            withhold_program_error("program:12: boom", "x"),
+            "at line 12; its message is not sent (x)"
+        );
+        assert_eq!(
+            withhold_program_error("boom ann@private.example", "results are not sent"),
+            "its message is not sent (results are not sent)"
+        );
+    }
+}

@@ -371,7 +371,7 @@ fn exit_codes_and_messages() {
         .code(1)
         .stdout("")
         .stderr(
-            "aiq: query failed: no such column: nope in SELECT nope FROM customers at offset 7\n",
+            "aiq: query failed: no such column: nope in SELECT nope FROM customers at offset 7; did you mean customers.name?\n",
         );
     // 2: usage.
     sb.aiq()

@@ -91,6 +91,7 @@ pub fn run_statement(
     cancel: &CancelToken,
     sink: &mut dyn EventSink,
 ) -> Result<Ran, StatementError> {
+    let hidden = policy.hidden.clone();
     let checked = admit(source, sql, policy, cancel, sink)?;
     let started = Instant::now();
     let mut forward = Forward::new(sink);
@@ -107,7 +108,7 @@ pub fn run_statement(
                 changed: false,
             }
         }
-        other => executed(other)?,
+        other => executed(other).map_err(|e| with_hint(e, source, sql, hidden.as_deref()))?,
     };
     match flushed {
         Err(e) if !EnoughRows::is(&e) => return Err(e.into()),
@@ -133,8 +134,10 @@ pub fn run_statement_for(
     sink: &mut dyn EventSink,
     rows: &mut dyn RowSink,
 ) -> Result<QueryStats, StatementError> {
+    let hidden = policy.hidden.clone();
     let checked = admit(source, sql, policy, cancel, sink)?;
-    let stats = executed(source.execute(&checked, rows, cancel))?;
+    let stats = executed(source.execute(&checked, rows, cancel))
+        .map_err(|e| with_hint(e, source, sql, hidden.as_deref()))?;
     finished(sink, &stats, false)?;
     Ok(stats)
 }
@@ -189,6 +192,35 @@ fn executed(result: Result<QueryStats, ExecError>) -> Result<QueryStats, Stateme
         Err(e @ ExecError::Timeout(_)) => Err(StatementError::Timeout(format!(
             "{e} (raise [query] timeout_secs in config.toml, or narrow the query)"
         ))),
+    }
+}
+
+/// An engine's unknown-table or unknown-column error with the closest
+/// visible names (SPEC §2.3): `no such column: nme; did you mean
+/// customers.name?`, for the user and for the model's fix alike. The
+/// catalog is read only then, on every engine the same way.
+fn with_hint(
+    error: StatementError,
+    source: &dyn DataSource,
+    sql: &str,
+    hidden: Option<&crate::safety::Hidden>,
+) -> StatementError {
+    let StatementError::Engine(message) = error else {
+        return error;
+    };
+    if crate::schema::suggest::unknown_name(&message).is_none() {
+        return StatementError::Engine(message);
+    }
+    let Ok(catalog) = source.introspect() else {
+        return StatementError::Engine(message);
+    };
+    let hides = |name: &str| {
+        hidden
+            .is_some_and(|h| h.hides(name) || name.split_once('.').is_some_and(|(t, _)| h.hides(t)))
+    };
+    match crate::schema::suggest::hint(&message, sql, &catalog, &hides) {
+        Some(hint) => StatementError::Engine(format!("{}{hint}", message.trim_end())),
+        None => StatementError::Engine(message),
     }
 }
 

@@ -3,6 +3,7 @@
 //! `aiq schema` prints and the model is given. Pure data and formatting.
 
 pub mod cache;
+pub mod suggest;
 
 use std::fmt::Write as _;
 

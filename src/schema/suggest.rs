@@ -1,0 +1,222 @@
+//! "did you mean customers.name?" (SPEC §2.3): an engine's unknown-table or
+//! unknown-column error, on every engine, gets the closest names the
+//! catalog holds — never a hidden one. Pure: a message and a catalog in, a
+//! hint out.
+
+use super::Catalog;
+
+/// What an engine said it could not find.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Unknown {
+    Table(String),
+    /// A column, maybe qualified (`c.nme`): the part after the last dot.
+    Column(String),
+}
+
+/// The unknown name in an engine's error, in each engine's wording.
+pub fn unknown_name(message: &str) -> Option<Unknown> {
+    let after = |prefix: &str| {
+        message
+            .find(prefix)
+            .map(|i| message[i + prefix.len()..].trim_start())
+    };
+    // The name at the start of `rest`: quoted ("x", 'x', `x`) or a word.
+    let name = |rest: &str| -> Option<String> {
+        let rest = rest.trim_start();
+        let first = rest.chars().next()?;
+        let text = match first {
+            '"' | '\'' | '`' => rest[1..].split(first).next()?,
+            _ => rest
+                .split(|c: char| !(c.is_alphanumeric() || c == '_' || c == '.'))
+                .next()?,
+        };
+        let text = text.trim_end_matches('.');
+        (!text.is_empty()).then(|| text.to_string())
+    };
+    let column = |n: String| Unknown::Column(n.rsplit('.').next().unwrap_or(&n).to_string());
+    let table = |n: String| Unknown::Table(n.rsplit('.').next().unwrap_or(&n).to_string());
+    // SQLite
+    if let Some(rest) = after("no such column:") {
+        return name(rest).map(column);
+    }
+    if let Some(rest) = after("no such table:") {
+        return name(rest).map(table);
+    }
+    // DuckDB
+    if let Some(rest) = after("Referenced column") {
+        return name(rest).map(column);
+    }
+    if let Some(rest) = after("Table with name") {
+        return name(rest).map(table);
+    }
+    // MySQL / MariaDB
+    if let Some(rest) = after("Unknown column") {
+        return name(rest).map(column);
+    }
+    if message.contains("doesn't exist") {
+        if let Some(rest) = after("Table") {
+            return name(rest).map(table);
+        }
+    }
+    // PostgreSQL: column "x" does not exist, column c.x does not exist,
+    // relation "x" does not exist.
+    if message.contains("does not exist") {
+        if let Some(rest) = after("column") {
+            return name(rest).map(column);
+        }
+        if let Some(rest) = after("relation") {
+            return name(rest).map(table);
+        }
+    }
+    None
+}
+
+/// The hint for an engine's `message` about `sql`: `; did you mean X?`
+/// with the closest visible names (`hidden` says which table or
+/// `table.column` may not be named), or `None` when the message names
+/// nothing unknown, the engine suggested already, or nothing is close.
+pub fn hint(
+    message: &str,
+    sql: &str,
+    catalog: &Catalog,
+    hidden: &dyn Fn(&str) -> bool,
+) -> Option<String> {
+    if message.to_lowercase().contains("did you mean") {
+        return None;
+    }
+    let unknown = unknown_name(message)?;
+    let words: Vec<String> = sql
+        .split(|c: char| !(c.is_alphanumeric() || c == '_'))
+        .map(str::to_lowercase)
+        .collect();
+    let mentioned = |table: &str| {
+        let bare = table.rsplit('.').next().unwrap_or(table).to_lowercase();
+        words.contains(&bare)
+    };
+    let close = |wanted: &str, have: &str| {
+        let d = strsim::levenshtein(&wanted.to_lowercase(), &have.to_lowercase());
+        let limit = (wanted.chars().count() / 3).max(2);
+        (d <= limit).then_some(d)
+    };
+    let tables = catalog.tables.iter().filter(|t| !hidden(&t.name));
+    let mut found: Vec<(usize, bool, String)> = match &unknown {
+        Unknown::Table(wanted) => tables
+            .filter_map(|t| {
+                let bare = t.name.rsplit('.').next().unwrap_or(&t.name);
+                close(wanted, bare).map(|d| (d, false, t.name.clone()))
+            })
+            .collect(),
+        Unknown::Column(wanted) => tables
+            .flat_map(|t| t.columns.iter().map(move |c| (t, c)))
+            .filter(|(t, c)| !hidden(&format!("{}.{}", t.name, c.name)))
+            .filter_map(|(t, c)| {
+                close(wanted, &c.name)
+                    .map(|d| (d, !mentioned(&t.name), format!("{}.{}", t.name, c.name)))
+            })
+            .collect(),
+    };
+    found.sort();
+    let best = found.first()?.clone();
+    let names: Vec<String> = found
+        .into_iter()
+        .filter(|(d, other, _)| (*d, *other) == (best.0, best.1))
+        .map(|(_, _, n)| n)
+        .take(3)
+        .collect();
+    Some(format!("; did you mean {}?", names.join(" or ")))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::schema::{ColumnInfo, Table};
+
+    fn catalog() -> Catalog {
+        let t = |name: &str, cols: &[&str]| Table {
+            name: name.into(),
+            columns: cols
+                .iter()
+                .map(|c| ColumnInfo {
+                    name: c.to_string(),
+                    ..ColumnInfo::default()
+                })
+                .collect(),
+            ..Table::default()
+        };
+        Catalog {
+            engine: "x".into(),
+            tables: vec![
+                t("customers", &["id", "name", "email"]),
+                t("products", &["id", "name", "price"]),
+                t("payroll", &["id", "salary"]),
+            ],
+        }
+    }
+
+    fn hidden(name: &str) -> bool {
+        name == "payroll" || name.starts_with("payroll.")
+    }
+
+    #[test]
+    fn each_engines_wording_is_read() {
+        let cases = [
+            ("no such column: nme", Unknown::Column("nme".into())),
+            ("no such column: c.nme", Unknown::Column("nme".into())),
+            ("no such table: main.custmers", Unknown::Table("custmers".into())),
+            (
+                "Binder Error: Referenced column \"nme\" not found in FROM clause!\nCandidate bindings: \"id\"",
+                Unknown::Column("nme".into()),
+            ),
+            (
+                "Catalog Error: Table with name custmers does not exist!",
+                Unknown::Table("custmers".into()),
+            ),
+            ("error returned from database: column \"nme\" does not exist", Unknown::Column("nme".into())),
+            ("column c.nme does not exist", Unknown::Column("nme".into())),
+            ("relation \"custmers\" does not exist", Unknown::Table("custmers".into())),
+            ("Unknown column 'nme' in 'field list'", Unknown::Column("nme".into())),
+            ("Unknown column 'c.nme' in 'where clause'", Unknown::Column("nme".into())),
+            ("Table 'shop.custmers' doesn't exist", Unknown::Table("custmers".into())),
+        ];
+        for (message, want) in cases {
+            assert_eq!(unknown_name(message), Some(want), "{message}");
+        }
+        assert_eq!(unknown_name("division by zero"), None);
+    }
+
+    #[test]
+    fn the_closest_visible_names_are_suggested() {
+        let c = catalog();
+        let h = |m: &str, sql: &str| hint(m, sql, &c, &hidden);
+        assert_eq!(
+            h("no such column: nme", "SELECT nme FROM customers").as_deref(),
+            Some("; did you mean customers.name?")
+        );
+        assert_eq!(
+            h("no such column: nme", "SELECT nme").as_deref(),
+            Some("; did you mean customers.name or products.name?")
+        );
+        assert_eq!(
+            h("no such table: custmers", "SELECT * FROM custmers").as_deref(),
+            Some("; did you mean customers?")
+        );
+        // Hidden names are never suggested, and nothing far is.
+        assert_eq!(h("no such table: payrol", "SELECT * FROM payrol"), None);
+        assert_eq!(
+            h("no such column: salry", "SELECT salry FROM customers"),
+            None
+        );
+        assert_eq!(
+            h("no such column: zzzzzz", "SELECT zzzzzz FROM customers"),
+            None
+        );
+        // An engine that suggested already is left alone.
+        assert_eq!(
+            h(
+                "Table with name custmers does not exist! Did you mean \"customers\"?",
+                ""
+            ),
+            None
+        );
+    }
+}

@@ -46,8 +46,11 @@ pub fn run(cli: Cli, env: &dyn Fn(&str) -> Option<String>) -> Result<(), AiqErro
         global: &cli.global,
         env,
     };
+    if cli.source.is_none() {
+        crate::flags::check(&cli)?;
+    }
     match cli.command {
-        Some(_) if cli.source.is_some() || cli.run.execute.is_some() || cli.run.lua.is_some() => Err(AiqError::Usage(
+        Some(_) if cli.source.is_some() => Err(AiqError::Usage(
             "a subcommand takes its own arguments: write `aiq schema SOURCE`, not `aiq SOURCE schema` (see `aiq --help`)".into(),
         )),
         Some(command) => commands::dispatch(&ctx, command),

@@ -46,6 +46,7 @@ pub mod config;
 pub mod context;
 pub mod demo;
 pub mod error;
+pub mod flags;
 pub mod frontend;
 pub mod home;
 pub mod interrupt;

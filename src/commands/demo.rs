@@ -78,6 +78,9 @@ pub fn run(
     if run.execute.is_some() {
         return direct::run(&ctx, Some(&source), run);
     }
+    if run.lua.is_some() {
+        return crate::frontend::script::run(&ctx, Some(&source), run);
+    }
     if opening.tui {
         return crate::frontend::tui::run(&ctx, Some(&source), run, ask);
     }
@@ -100,6 +103,14 @@ pub fn run(
             return repl::run(&ctx, Some(&source), run, ask);
         }
     }
+    // The guide formats nothing and asks nothing: flags for a chat or a
+    // question would be dropped here.
+    let mut unused = crate::flags::run_given(run);
+    unused.extend(crate::flags::ask_given(ask));
+    crate::flags::refuse(
+        &unused,
+        "the demo guide (no question, SQL or script given, and no chat: it needs a terminal and a model)",
+    )?;
     guide(
         &ctx,
         &db,

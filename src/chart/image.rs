@@ -16,7 +16,7 @@ use plotters::style::{FontDesc, FontFamily, FontStyle, RGBColor, TextStyle};
 use super::axis::{amount, compact, time_ticks, widen, Ticks};
 use super::model::{Bin, Body, Chart, PointSeries, Scale, Series};
 use super::spec::{ImageFormat, Kind};
-use super::term::subtitle;
+use super::term::base_subtitle;
 
 /// Image size in pixels (16:9).
 pub const WIDTH: u32 = 1200;
@@ -125,8 +125,12 @@ fn draw<DB: DrawingBackend>(root: &DrawingArea<DB, Shift>, chart: &Chart) -> Res
     let title = super::term::fit(&chart.title, 80);
     root.draw_text(&title, &font(28.0, true).color(&INK), (40, 22))
         .map_err(fail)?;
-    root.draw_text(&subtitle(chart), &font(17.0, false).color(&GREY), (40, 62))
-        .map_err(fail)?;
+    root.draw_text(
+        &image_subtitle(chart),
+        &font(17.0, false).color(&GREY),
+        (40, 62),
+    )
+    .map_err(fail)?;
     let notes_height = 12 + 24 * chart.notes.len() as u32;
     let (_, rest) = root.split_vertically(95);
     let (body, foot) = rest.split_vertically(HEIGHT - 95 - notes_height);
@@ -140,10 +144,133 @@ fn draw<DB: DrawingBackend>(root: &DrawingArea<DB, Shift>, chart: &Chart) -> Res
         .map_err(fail)?;
     }
     match &chart.body {
-        Body::Points { series } => points(&body, chart, series),
+        Body::Points { series } => match chart.small_series() {
+            Some(small) => two_axes(&body, chart, series, &small),
+            None => points(&body, chart, series),
+        },
         Body::Bars { labels, series, .. } => bars(&body, chart, labels, series),
         Body::Bins { bins } => histogram(&body, chart, bins),
     }
+}
+
+/// What kind of chart, of what — and which series are on the right axis
+/// when the scales differ.
+fn image_subtitle(chart: &Chart) -> String {
+    let base = base_subtitle(chart);
+    let (Some(small), Body::Points { series }) = (chart.small_series(), &chart.body) else {
+        return base;
+    };
+    let names: Vec<&str> = small.iter().map(|&i| series[i].name.as_str()).collect();
+    format!(
+        "{base} · {} on the right axis: the scales differ",
+        names.join(", ")
+    )
+}
+
+/// Points of series whose scales differ: the large ones on the left axis,
+/// `small` ones on a right axis of their own, each axis named.
+fn two_axes<DB: DrawingBackend>(
+    area: &DrawingArea<DB, Shift>,
+    chart: &Chart,
+    series: &[PointSeries],
+    small: &[usize],
+) -> Result<()> {
+    let (x_lo, x_hi) = chart.x_range().unwrap_or((0.0, 1.0));
+    let (x_lo, x_hi, x_keys) = x_keys(&chart.x.scale, x_lo, x_hi);
+    let side = |right: bool| -> Vec<&PointSeries> {
+        series
+            .iter()
+            .enumerate()
+            .filter(|(i, _)| small.contains(i) == right)
+            .map(|(_, s)| s)
+            .collect()
+    };
+    let (left, right) = (side(false), side(true));
+    let ticks_of = |group: &[&PointSeries]| {
+        let (lo, hi) = super::model::range(group.iter().flat_map(|s| s.points.iter().map(|p| p.1)))
+            .unwrap_or((0.0, 1.0));
+        Ticks::new(lo, hi, 6)
+    };
+    let (lt, rt) = (ticks_of(&left), ticks_of(&right));
+    let names = |group: &[&PointSeries]| {
+        group
+            .iter()
+            .map(|s| s.name.as_str())
+            .collect::<Vec<_>>()
+            .join(", ")
+    };
+    let scale = chart.x.scale.clone();
+    let span = x_hi - x_lo;
+    let x_label = move |v: &f64| scale.tick(*v, span);
+    let mut cc = ChartBuilder::on(area)
+        .margin_left(20)
+        .margin_right(20)
+        .margin_top(10)
+        .margin_bottom(10)
+        .x_label_area_size(60)
+        .y_label_area_size(90)
+        .right_y_label_area_size(90)
+        .build_cartesian_2d(
+            Keyed::new((x_lo, x_hi, x_keys.clone())),
+            Keyed::new((lt.lo, lt.hi, lt.values())),
+        )
+        .map_err(fail)?
+        .set_secondary_coord(
+            Keyed::new((x_lo, x_hi, x_keys)),
+            Keyed::new((rt.lo, rt.hi, rt.values())),
+        );
+    cc.configure_mesh()
+        .x_label_formatter(&x_label)
+        .y_label_formatter(&|v| compact(*v))
+        .x_desc(&chart.x.name)
+        .y_desc(names(&left))
+        .label_style(font(16.0, false).color(&INK))
+        .axis_desc_style(font(17.0, false).color(&GREY))
+        .bold_line_style(GRID)
+        .light_line_style(WHITE)
+        .axis_style(GREY)
+        .draw()
+        .map_err(fail)?;
+    cc.configure_secondary_axes()
+        .y_label_formatter(&|v| compact(*v))
+        .y_desc(names(&right))
+        .label_style(font(16.0, false).color(&INK))
+        .axis_desc_style(font(17.0, false).color(&GREY))
+        .axis_style(GREY)
+        .draw()
+        .map_err(fail)?;
+    for (i, s) in series.iter().enumerate() {
+        let color = SERIES_COLORS[i % SERIES_COLORS.len()];
+        let name = match small.contains(&i) {
+            true => format!("{} (right axis)", s.name),
+            false => s.name.clone(),
+        };
+        let line = LineSeries::new(s.points.iter().copied(), color.stroke_width(2));
+        let drawn = match (small.contains(&i), chart.kind == Kind::Line) {
+            (true, true) => cc.draw_secondary_series(line),
+            (false, true) => cc.draw_series(line),
+            (true, false) => cc.draw_secondary_series(
+                s.points
+                    .iter()
+                    .map(|p| Circle::new(*p, 3, color.mix(0.7).filled())),
+            ),
+            (false, false) => cc.draw_series(
+                s.points
+                    .iter()
+                    .map(|p| Circle::new(*p, 3, color.mix(0.7).filled())),
+            ),
+        };
+        drawn.map_err(fail)?.label(name).legend(move |(x, y)| {
+            PathElement::new(vec![(x, y), (x + 22, y)], color.stroke_width(4))
+        });
+    }
+    cc.configure_series_labels()
+        .position(SeriesLabelPosition::UpperLeft)
+        .background_style(WHITE.mix(0.9))
+        .border_style(GRID)
+        .label_font(font(16.0, false).color(&INK))
+        .draw()
+        .map_err(fail)
 }
 
 /// Draws the axes and grid with `x`/`y` key points and their labels.

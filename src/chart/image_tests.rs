@@ -74,6 +74,33 @@ fn an_svg_line_chart_has_every_point_and_a_legend() {
 }
 
 #[test]
+fn series_of_different_scales_get_a_right_axis_in_an_image() {
+    let text = svg(&testing::mixed());
+    let doc = roxmltree::Document::parse(&text).unwrap();
+    let texts = texts(&doc);
+    for label in [
+        "line · revenue, orders by month · orders on the right axis: the scales differ",
+        "orders (right axis)",
+        "revenue",
+        "orders",
+        "340",
+        "120k",
+    ] {
+        assert!(texts.iter().any(|t| t == label), "{label} in {texts:?}");
+    }
+    // The small series spans the plot's height instead of lying flat.
+    let ys: Vec<f64> = in_color(&doc, "polyline", "stroke", 1)[0]
+        .attribute("points")
+        .unwrap()
+        .split_whitespace()
+        .map(|p| p.split(',').nth(1).unwrap().parse().unwrap())
+        .collect();
+    let spread =
+        ys.iter().cloned().fold(f64::MIN, f64::max) - ys.iter().cloned().fold(f64::MAX, f64::min);
+    assert!(spread > 300.0, "orders spread over {spread} px");
+}
+
+#[test]
 fn an_svg_scatter_and_histogram_draw_each_point_and_bin() {
     let doc_text = svg(&testing::scatter());
     let doc = roxmltree::Document::parse(&doc_text).unwrap();

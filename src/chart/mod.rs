@@ -98,6 +98,31 @@ pub(crate) mod testing {
         )
     }
 
+    /// Revenue (about 100,000) and orders (about 300) per month: scales
+    /// too far apart to share an axis.
+    pub fn mixed() -> Chart {
+        let rows = (0..12)
+            .map(|i| {
+                let wave = (i as f64 / 2.0).sin();
+                vec![
+                    Value::Text(format!("2025-{:02}", i + 1)),
+                    Value::Float((100_000.0 + 20_000.0 * wave).round()),
+                    Value::Int(280 + (60.0 * (i as f64 / 3.0).cos()) as i64),
+                ]
+            })
+            .collect();
+        chart(
+            &[
+                ("month", "TEXT"),
+                ("revenue", "REAL"),
+                ("orders", "INTEGER"),
+            ],
+            rows,
+            "revenue and orders per month",
+            "line",
+        )
+    }
+
     /// Price against units sold for 60 products.
     pub fn scatter() -> Chart {
         let rows = (0..60)

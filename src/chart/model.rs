@@ -141,6 +141,48 @@ impl Chart {
     }
 }
 
+/// Series whose largest values differ by more than this factor do not
+/// share an axis: the smaller would be drawn flat along zero.
+pub const SCALE_RATIO: f64 = 20.0;
+
+impl Chart {
+    /// For points of several series whose scales differ by more than
+    /// [`SCALE_RATIO`]: the series that are small next to the largest
+    /// (they get the image's right axis, and each series its own panel in
+    /// a terminal). `None` when one axis serves them all.
+    pub fn small_series(&self) -> Option<Vec<usize>> {
+        let Body::Points { series } = &self.body else {
+            return None;
+        };
+        if series.len() < 2 {
+            return None;
+        }
+        let size = |s: &PointSeries| s.points.iter().map(|p| p.1.abs()).fold(0.0, f64::max);
+        let largest = series.iter().map(size).fold(0.0, f64::max);
+        let small: Vec<usize> = series
+            .iter()
+            .enumerate()
+            .filter(|(_, s)| size(s) * SCALE_RATIO < largest)
+            .map(|(i, _)| i)
+            .collect();
+        (!small.is_empty()).then_some(small)
+    }
+
+    /// The chart of one of its point series alone (a panel of its own).
+    pub fn only_series(&self, i: usize) -> Chart {
+        let mut one = self.clone();
+        if let Body::Points { series } = &self.body {
+            if let Some(s) = series.get(i) {
+                one.y_name = s.name.clone();
+                one.body = Body::Points {
+                    series: vec![s.clone()],
+                };
+            }
+        }
+        one
+    }
+}
+
 /// The values of a bar series that set its scale: all but "other".
 pub fn scaled(values: &[f64], other: bool) -> &[f64] {
     match values.split_last() {

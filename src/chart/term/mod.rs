@@ -67,8 +67,22 @@ fn quiet(look: Look) -> Style {
     }
 }
 
-/// What kind of chart, of what: `line · revenue by month`.
+/// Rows of one series' panel when the series' scales differ (its name
+/// line included).
+pub const PANEL_ROWS: u16 = 9;
+
+/// What kind of chart, of what: `line · revenue by month` (and, when the
+/// series' scales differ, that each has a panel of its own).
 pub fn subtitle(chart: &Chart) -> String {
+    let base = base_subtitle(chart);
+    match chart.small_series() {
+        Some(_) => format!("{base} · one panel per series: their scales differ"),
+        None => base,
+    }
+}
+
+/// [`subtitle`] without what the terminal does about differing scales.
+pub fn base_subtitle(chart: &Chart) -> String {
     match chart.kind {
         Kind::Hist => format!("hist · rows per {} bin", chart.x.name),
         kind => format!("{kind} · {} by {}", chart.y_name, chart.x.name),
@@ -78,6 +92,9 @@ pub fn subtitle(chart: &Chart) -> String {
 /// Rows the body of `chart` needs at `width` (text output).
 pub fn body_rows(chart: &Chart) -> u16 {
     match &chart.body {
+        Body::Points { series } if chart.small_series().is_some() => {
+            PANEL_ROWS * series.len() as u16
+        }
         Body::Points { series } => PLOT_ROWS + u16::from(series.len() > 1),
         Body::Bars { .. } | Body::Bins { .. } => bars::rows(chart),
     }
@@ -100,6 +117,9 @@ pub fn draw(chart: &Chart, area: Rect, buf: &mut Buffer, look: Look) {
         ..area
     };
     match &chart.body {
+        Body::Points { series } if chart.small_series().is_some() => {
+            panels(chart, series.len(), body, buf, look)
+        }
         Body::Points { series } => plot::draw(chart, series, body, buf, look),
         Body::Bars {
             labels,
@@ -111,6 +131,30 @@ pub fn draw(chart: &Chart, area: Rect, buf: &mut Buffer, look: Look) {
     for (i, note) in notes.iter().take(shown).enumerate() {
         let y = body.bottom() + i as u16;
         Line::styled(note.clone(), quiet(look)).render(Rect::new(area.x, y, area.width, 1), buf);
+    }
+}
+
+/// One panel per series, each with its own y axis and its name above it:
+/// for series whose scales differ too much to share one.
+fn panels(chart: &Chart, count: usize, area: Rect, buf: &mut Buffer, look: Look) {
+    let each = area.height / count.max(1) as u16;
+    for i in 0..count {
+        let top = area.y + each * i as u16;
+        let one = chart.only_series(i);
+        buf.set_stringn(
+            area.x,
+            top,
+            format!("{} {}", plot::mark(i, look), one.y_name),
+            area.width as usize,
+            series_style(i, look),
+        );
+        if each > MIN_HEIGHT {
+            let Body::Points { series } = &one.body else {
+                continue;
+            };
+            let plot = Rect::new(area.x, top + 1, area.width, each - 1);
+            plot::draw_styled(&one, series, plot, buf, look, i);
+        }
     }
 }
 

@@ -27,6 +27,19 @@ const ASCII_MARKERS: [char; 6] = ['*', '+', 'o', 'x', '#', '%'];
 
 /// Draws the points of `chart` into `area`.
 pub fn draw(chart: &Chart, series: &[PointSeries], area: Rect, buf: &mut Buffer, look: Look) {
+    draw_styled(chart, series, area, buf, look, 0)
+}
+
+/// [`draw`], the first series styled as series `first` (a panel of one
+/// series keeps its colour and marker).
+pub fn draw_styled(
+    chart: &Chart,
+    series: &[PointSeries],
+    area: Rect,
+    buf: &mut Buffer,
+    look: Look,
+    first: usize,
+) {
     let (x_lo, x_hi) = chart.x_range().unwrap_or((0.0, 1.0));
     let (x_lo, x_hi) = match chart.x.scale {
         // One point in time: a day either side, not 10% of the epoch.
@@ -58,9 +71,9 @@ pub fn draw(chart: &Chart, series: &[PointSeries], area: Rect, buf: &mut Buffer,
         .enumerate()
         .map(|(i, s)| {
             Dataset::default()
-                .marker(marker(i, look))
+                .marker(marker(first + i, look))
                 .graph_type(graph)
-                .style(series_style(i, look))
+                .style(series_style(first + i, look))
                 .data(&s.points)
         })
         .collect();
@@ -116,7 +129,7 @@ fn marker(i: usize, look: Look) -> Marker {
 }
 
 /// The character series `i` is drawn with.
-fn mark(i: usize, look: Look) -> char {
+pub(super) fn mark(i: usize, look: Look) -> char {
     match marker(i, look) {
         Marker::Custom(c) => c,
         Marker::Dot => '•',

@@ -138,3 +138,18 @@ fn long_notes_wrap_and_other_is_cut_off_with_its_value() {
     let top = text.lines().find(|l| l.starts_with("product 29")).unwrap();
     assert!(!top.contains('»'), "{top}");
 }
+
+#[test]
+fn series_of_different_scales_get_a_panel_each() {
+    let chart = testing::mixed();
+    assert_eq!(chart.small_series(), Some(vec![1]));
+    let text = to_text(&chart, 80, UNICODE);
+    assert!(
+        text.contains("one panel per series: their scales differ"),
+        "{text}"
+    );
+    insta::assert_snapshot!("mixed_unicode_80", text);
+    insta::assert_snapshot!("mixed_ascii_80", to_text(&chart, 80, ASCII));
+    // Series of one scale share one plot, as before.
+    assert_eq!(testing::line().small_series(), None);
+}

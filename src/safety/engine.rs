@@ -43,7 +43,7 @@ const ENGINE_STATE: &str =
 const RUNS_TEXT: &str = "it runs SQL given as text, which the gate cannot check";
 const OUTSIDE: &str = "it reads files or databases outside the data source";
 const UNKNOWN: &str =
-    "aiq only runs table functions it knows to be harmless (query the tables instead)";
+    "aiq only runs the table functions and pragmas it knows to be harmless; query the tables instead";
 
 /// DuckDB table functions known to only read the source or compute values.
 /// Anything else called as a table function is refused: an unknown
@@ -184,12 +184,15 @@ pub(super) fn judge(
         1 => {}
         n => return Err(Refusal::Multiple(n)),
     }
+    // The first pass's refusals carry the clearest messages.
+    if let Ok((Class::Forbidden(kind, why), k)) = first {
+        return Ok((Class::Forbidden(kind, why), k));
+    }
     if let Some(class @ Class::Forbidden(..)) = calls_class(reading, dialect) {
         return Ok((class, reading.kind.clone()));
     }
     let engine_reads = reading.query && !reading.writes;
     let (class, kind) = match first {
-        Ok((Class::Forbidden(kind, why), k)) => return Ok((Class::Forbidden(kind, why), k)),
         Ok((Class::Read, kind)) if reading.writes => {
             (Class::Write(engine_kind(reading, &kind)), kind)
         }

@@ -219,7 +219,7 @@ impl DuckDbSource {
     /// statement: the duckdb crate's `prepare` runs every statement but the
     /// last, so only a single statement is ever handed to it.
     fn one_statement(&self, sql: &str) -> Result<(), ExecError> {
-        match self.gate.count(sql) {
+        match self.gate.statements(sql) {
             Ok(1) => Ok(()),
             Ok(n) => Err(ExecError::Engine(format!(
                 "refused: DuckDB reads {n} statements here; aiq runs exactly one statement at a time"

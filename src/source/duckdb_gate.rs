@@ -97,19 +97,45 @@ impl DuckGate {
         }
     }
 
+    /// The statements of `sql` that come from its text. DuckDB's parser
+    /// also adds statements of its own: a `PIVOT` without an `IN` list
+    /// first makes a type of the pivot's values. Those count as part of the
+    /// one statement only when DuckDB can read no statement boundary in
+    /// the text, and the text is lexed alike by DuckDB and the first pass
+    /// (no carriage return, backslash, `$` or block comment).
+    pub(crate) fn statements(&self, sql: &str) -> Result<usize, String> {
+        self.split(sql).map(|(from_text, _)| from_text)
+    }
+
+    /// The statements from the text, and all DuckDB will run.
+    fn split(&self, sql: &str) -> Result<(usize, usize), String> {
+        let n = self.count(sql)?;
+        if n <= 1 || sql.contains(['\r', '\\', '$']) || sql.contains("/*") {
+            return Ok((n, n));
+        }
+        let boundary = sql.char_indices().any(|(i, c)| {
+            c == ';'
+                && !sql[..i].trim().is_empty()
+                && matches!(self.count(&sql[..i]), Ok(k) if k >= 1)
+        });
+        Ok(if boundary { (n, n) } else { (1, n) })
+    }
+
     /// What DuckDB reads in `sql`: its statements, and for one statement
     /// that is a query, the tables and functions of its parse tree.
     pub(crate) fn read(&self, sql: &str) -> Result<EngineReading, String> {
-        let statements = self.count(sql)?;
+        let (statements, all) = self.split(sql)?;
         let (kind, query) = query_form(sql);
         let mut reading = EngineReading {
             statements,
             statement: sql.to_string(),
-            writes: true,
+            // DuckDB's own added statements (a PIVOT's type) change nothing
+            // of the source; what the PIVOT reads is left to the first pass.
+            writes: all == statements,
             kind,
             ..EngineReading::default()
         };
-        if statements != 1 {
+        if statements != 1 || all != 1 {
             return Ok(reading);
         }
         match &query {
@@ -238,7 +264,11 @@ fn walk(node: &Json, reading: &mut EngineReading, reads: &mut Vec<String>, known
                 }
                 "SHOW_REF" if map.get("query").is_none_or(Json::is_null) => {
                     let listing = field("table_name").trim_matches(['"', '_']).to_lowercase();
-                    reading.table_calls.push(format!("show_{listing}"));
+                    if listing.starts_with("show_") {
+                        reading.table_calls.push(listing);
+                    } else {
+                        reading.table_calls.push(format!("show_{listing}"));
+                    }
                 }
                 _ => {}
             }
@@ -326,6 +356,24 @@ mod tests {
         );
         assert_eq!(gate.count("SELECT 'a;b' -- ;\n"), Ok(1));
         assert!(gate.count("SELECT FROM WHERE").is_err());
+    }
+
+    #[test]
+    fn statements_duckdb_adds_for_a_pivot_are_part_of_it() {
+        let gate = DuckGate::open().unwrap();
+        let pivot = "PIVOT (SELECT 'a' AS s) ON s USING count(*)";
+        assert_eq!(gate.count(pivot), Ok(2));
+        assert_eq!(gate.statements(pivot), Ok(1));
+        for smuggled in [
+            format!("{pivot}; SELECT * FROM payroll"),
+            format!("{pivot} --\r; SELECT * FROM payroll"),
+            format!(
+                "PIVOT (SELECT 'a' AS s) ON s IN ('a') USING count(*) --\r; SELECT * FROM payroll"
+            ),
+            format!("{pivot} /* ; */"),
+        ] {
+            assert!(gate.statements(&smuggled).unwrap() > 1, "{smuggled:?}");
+        }
     }
 
     #[test]

@@ -2,7 +2,7 @@
 //! all run here, so the gate, the confirmation of writes, the events, row
 //! streaming, previews and error wording cannot drift apart:
 //!
-//! gate (`safety::check`) → confirmation if it writes → `QueryStarted` →
+//! gate (`safety::check_with_engine`, with the engine's own reading) → confirmation if it writes → `QueryStarted` →
 //! `DataSource::execute` under the turn's cancel token, rows to the sink in
 //! batches (or, for a program, into the program) → `QueryFinished`.
 
@@ -150,7 +150,9 @@ fn admit(
     cancel: &CancelToken,
     sink: &mut dyn EventSink,
 ) -> Result<CheckedSql, StatementError> {
-    let checked = match safety::check(sql, source.dialect(), &policy) {
+    let checked = match safety::check_with_engine(sql, source.dialect(), &policy, |text| {
+        source.read_statement(text)
+    }) {
         Ok(checked) => checked,
         Err(r @ Refusal::Unparsable { .. }) => {
             return Err(StatementError::Unparsable(r.to_string()))

@@ -235,6 +235,10 @@ impl DataSource for SharedSource {
         }
     }
 
+    fn read_statement(&self, sql: &str) -> Option<Result<crate::safety::EngineReading, String>> {
+        lock(&self.inner).read_statement(sql)
+    }
+
     fn warnings(&self) -> Vec<String> {
         lock(&self.inner).warnings()
     }

@@ -251,6 +251,8 @@ fn is_harmless_pragma_read(name: &str) -> bool {
             | "foreign_keys"
             | "journal_mode"
             | "compile_options"
+            | "data_version"
+            | "cache_size"
     )
 }
 

@@ -8,6 +8,7 @@
 //! layer underneath (layer 2), so a gap here is not a hole.
 
 mod classify;
+mod engine;
 mod forms;
 mod hidden;
 #[cfg(test)]
@@ -22,6 +23,7 @@ use sqlparser::tokenizer::{Token, Tokenizer};
 
 pub use classify::pragma_only_reads;
 use classify::{classify, classify_pragma, statement_kind, Class};
+pub use engine::{EngineReading, TABLE_NAMING_FUNCTIONS};
 pub use hidden::Hidden;
 
 /// The SQL dialect a source speaks.
@@ -159,29 +161,68 @@ impl fmt::Display for Refusal {
 impl std::error::Error for Refusal {}
 
 /// Parses `sql` in `dialect` and lets exactly one statement through if the
-/// policy allows it.
+/// policy allows it. For engines whose connection alone enforces read-only
+/// (PostgreSQL, MySQL); the others go through [`check_with_engine`].
 pub fn check(sql: &str, dialect: Dialect, policy: &Policy) -> Result<CheckedSql, Refusal> {
+    check_with_engine(sql, dialect, policy, |_| None)
+}
+
+/// The gate with the engine's own reading (SPEC §4.2): `read` turns the
+/// statement text into what the engine will run ([`EngineReading`]), or
+/// `None` for engines without one. sqlparser gives the first verdict and
+/// the clear messages; the engine's reading has the last word, and what
+/// runs is the statement the engine extracted.
+pub fn check_with_engine(
+    sql: &str,
+    dialect: Dialect,
+    policy: &Policy,
+    read: impl FnOnce(&str) -> Option<Result<EngineReading, String>>,
+) -> Result<CheckedSql, Refusal> {
     let text = sql
         .trim()
         .trim_end_matches(|c: char| c == ';' || c.is_whitespace());
     if text.is_empty() {
         return Err(Refusal::Empty);
     }
+    let first = || first_pass(text, dialect);
+    let reading = match read(text) {
+        Some(Ok(reading)) => reading,
+        // The engine could not read it: sqlparser's verdict stands, and the
+        // engine refuses it again when it runs.
+        Some(Err(_)) | None => {
+            let (class, kind) = first()?;
+            if let Some(hidden) = &policy.hidden {
+                hidden.check(text, dialect)?;
+            }
+            return admit(class, kind, text.to_string(), policy);
+        }
+    };
+    let (class, kind) = engine::judge(first(), &reading, dialect)?;
+    if let Some(hidden) = &policy.hidden {
+        hidden.check(text, dialect)?;
+    }
+    engine::check_hidden(&reading, policy)?;
+    admit(class, kind, reading.statement, policy)
+}
+
+/// sqlparser's verdict on one statement text.
+fn first_pass(text: &str, dialect: Dialect) -> Result<(Class, String), Refusal> {
     if dialect == Dialect::MySql && has_executable_comment(text) {
         return Err(Refusal::Forbidden {
             kind: "an executable comment (/*! … */)".into(),
             why: "MySQL and MariaDB run the code inside it, which hides it from the check",
         });
     }
-    let (class, kind) = verdict(text, dialect)?;
-    if let Some(hidden) = &policy.hidden {
-        hidden.check(text, dialect)?;
-    }
+    verdict(text, dialect)
+}
+
+/// A [`CheckedSql`] for `sql` if the policy lets a statement of `class` run.
+fn admit(class: Class, kind: String, sql: String, policy: &Policy) -> Result<CheckedSql, Refusal> {
     let access = match class {
         Class::Read => Access::Read,
         Class::Write(kind) if policy.allow_write => {
             return Ok(CheckedSql {
-                sql: text.to_string(),
+                sql,
                 access: Access::Write,
                 kind,
             })
@@ -189,11 +230,7 @@ pub fn check(sql: &str, dialect: Dialect, policy: &Policy) -> Result<CheckedSql,
         Class::Write(kind) => return Err(Refusal::Write { kind }),
         Class::Forbidden(kind, why) => return Err(Refusal::Forbidden { kind, why }),
     };
-    Ok(CheckedSql {
-        sql: text.to_string(),
-        access,
-        kind,
-    })
+    Ok(CheckedSql { sql, access, kind })
 }
 
 /// What `text` is: a PRAGMA (read from tokens), one of the forms sqlparser

@@ -13,13 +13,14 @@ use duckdb::core::LogicalTypeId;
 use duckdb::types::{Value as DValue, ValueRef};
 use duckdb::{AccessMode, Config, Connection};
 
+use super::duckdb_gate::DuckGate;
 use super::duckdb_values::Kind;
 use super::spec::DataFile;
 use super::{
     quote_ident, quote_str, table_ref, watchdog, CancelToken, Column, DataFileKind, DataSource,
     EngineKind, ExecError, Guard, OpenOptions, QueryStats, RowSink, SourceError, Value,
 };
-use crate::safety::{Access, CheckedSql};
+use crate::safety::{Access, CheckedSql, EngineReading};
 use crate::schema::{
     offer_sample, sample_targets, Catalog, ColumnInfo, ForeignKey, Table, TableKind, SAMPLE_ROWS,
 };
@@ -42,6 +43,8 @@ pub(crate) struct DuckDbSource {
     /// The files behind the source (the database file, or the data files),
     /// for the catalog cache's fingerprint; none for an in-memory database.
     files: Vec<std::path::PathBuf>,
+    /// DuckDB's own parser, for the gate's reading of each statement.
+    gate: DuckGate,
 }
 
 /// The private folder that holds a data-file source's views database:
@@ -127,7 +130,7 @@ impl DuckDbSource {
         let conn =
             Connection::open_with_flags(path, base_config(access).map_err(fail)?).map_err(fail)?;
         lock_down(&conn, &[]).map_err(fail)?;
-        let mut source = Self::new(conn, None, options);
+        let mut source = Self::new(conn, None, options)?;
         source.files = vec![path.to_path_buf()];
         Ok(source)
     }
@@ -137,7 +140,7 @@ impl DuckDbSource {
         let config = base_config(AccessMode::Automatic).map_err(fail)?;
         let conn = Connection::open_in_memory_with_flags(config).map_err(fail)?;
         lock_down(&conn, &[]).map_err(fail)?;
-        Ok(Self::new(conn, None, options))
+        Self::new(conn, None, options)
     }
 
     /// Each file becomes a view named after its stem. The views live in a
@@ -188,7 +191,7 @@ impl DuckDbSource {
             .map_err(|e| SourceError(format!("cannot open the data files: {e}")))?;
         lock_down(&conn, &kept)
             .map_err(|e| SourceError(format!("cannot open the data files: {e}")))?;
-        let mut source = Self::new(conn, Some(views), options);
+        let mut source = Self::new(conn, Some(views), options)?;
         source.files = files.iter().map(|f| f.path.clone()).collect();
         source.warnings = skipped
             .into_iter()
@@ -197,13 +200,31 @@ impl DuckDbSource {
         Ok(source)
     }
 
-    fn new(conn: Connection, views_dir: Option<ViewsDir>, options: OpenOptions) -> Self {
-        DuckDbSource {
+    fn new(
+        conn: Connection,
+        views_dir: Option<ViewsDir>,
+        options: OpenOptions,
+    ) -> Result<Self, SourceError> {
+        Ok(DuckDbSource {
             conn,
             views_dir,
             options,
             warnings: Vec::new(),
             files: Vec::new(),
+            gate: DuckGate::open().map_err(SourceError)?,
+        })
+    }
+
+    /// Refuses text that DuckDB's parser reads as anything but one
+    /// statement: the duckdb crate's `prepare` runs every statement but the
+    /// last, so only a single statement is ever handed to it.
+    fn one_statement(&self, sql: &str) -> Result<(), ExecError> {
+        match self.gate.statements(sql) {
+            Ok(1) => Ok(()),
+            Ok(n) => Err(ExecError::Engine(format!(
+                "refused: DuckDB reads {n} statements here; aiq runs exactly one statement at a time"
+            ))),
+            Err(e) => Err(ExecError::Engine(e)),
         }
     }
 
@@ -213,6 +234,7 @@ impl DuckDbSource {
         sink: &mut dyn RowSink,
         cancel: &CancelToken,
     ) -> Result<u64, ExecError> {
+        self.one_statement(sql.sql())?;
         let mut stmt = self.conn.prepare(sql.sql()).map_err(engine_error)?;
         // Streaming execution: chunks are fetched as rows are consumed, so a
         // huge result never sits in memory.
@@ -293,11 +315,14 @@ impl DuckDbSource {
                 }
             })
             .collect();
+        // On lines of their own, so a comment at the end of the statement
+        // cannot swallow the closing parenthesis.
         let wrapped = format!(
-            "SELECT {} FROM ({sql}) AS aiq_result({})",
+            "SELECT {} FROM (\n{sql}\n) AS aiq_result({})",
             list.join(", "),
             names.join(", ")
         );
+        self.one_statement(&wrapped).ok()?;
         let mut stmt = self.conn.prepare(&wrapped).ok()?;
         drop(stmt.stream_arrow([]).ok()?);
         Some(stmt)
@@ -315,6 +340,10 @@ impl DataSource for DuckDbSource {
 
     fn fingerprint(&self) -> Option<String> {
         (!self.files.is_empty()).then(|| super::files_fingerprint(&self.files))
+    }
+
+    fn read_statement(&self, sql: &str) -> Option<Result<EngineReading, String>> {
+        Some(self.gate.read(sql))
     }
 
     fn refuses_writes(&self) -> Option<&'static str> {

@@ -8,6 +8,7 @@
 //! prints; errors carry messages a person can act on.
 
 mod duckdb;
+mod duckdb_gate;
 mod duckdb_values;
 mod mysql;
 mod postgres;
@@ -33,7 +34,7 @@ pub use spec::{
 pub use value::{Column, Value};
 
 pub use crate::cancel::CancelToken;
-use crate::safety::{CheckedSql, Dialect};
+use crate::safety::{CheckedSql, Dialect, EngineReading};
 use crate::schema::Catalog;
 
 /// Which engine serves a source. Also the `database_type` of a session file.
@@ -198,6 +199,12 @@ pub trait DataSource: Send {
         sink: &mut dyn RowSink,
         cancel: &CancelToken,
     ) -> Result<QueryStats, ExecError>;
+
+    /// The engine's own reading of `sql` (SPEC §4.2); `None` for engines
+    /// whose connection alone enforces read-only (PostgreSQL, MySQL).
+    fn read_statement(&self, _sql: &str) -> Option<Result<EngineReading, String>> {
+        None
+    }
 
     /// Things the user should know about the source as opened (a data file
     /// in a folder that was skipped, and why).

@@ -16,7 +16,7 @@ use super::{
     quote_ident, quote_str, watchdog, CancelToken, Column, DataSource, EngineKind, ExecError,
     Guard, OpenOptions, QueryStats, RowSink, SourceError, Value,
 };
-use crate::safety::{pragma_only_reads, CheckedSql};
+use crate::safety::{pragma_only_reads, CheckedSql, EngineReading};
 use crate::schema::{
     offer_sample, sample_targets, Catalog, ColumnInfo, ForeignKey, Table, TableKind, SAMPLE_ROWS,
 };
@@ -144,6 +144,77 @@ impl DataSource for SqliteSource {
             || self.stream(sql, sink, cancel),
         )
     }
+
+    fn read_statement(&self, sql: &str) -> Option<Result<EngineReading, String>> {
+        Some(read_statement(&self.conn, sql))
+    }
+}
+
+/// SQLite's own reading of `sql` (SPEC §4.2): its parser prepares the
+/// statement (nothing runs) and `sqlite3_stmt_readonly` says whether it
+/// writes, so `SELECT * FROM pragma_optimize` is a write like any other.
+fn read_statement(conn: &Connection, sql: &str) -> Result<EngineReading, String> {
+    let kind = sql
+        .trim_start()
+        .split(|c: char| !c.is_ascii_alphabetic())
+        .next()
+        .unwrap_or("")
+        .to_ascii_uppercase();
+    let stmt = match conn.prepare(sql) {
+        Ok(stmt) => stmt,
+        Err(rusqlite::Error::MultipleStatement) => {
+            return Ok(EngineReading {
+                statements: 2,
+                statement: sql.to_string(),
+                writes: true,
+                kind,
+                ..EngineReading::default()
+            })
+        }
+        Err(e) => return Err(e.to_string()),
+    };
+    let writes = !stmt.readonly();
+    let query =
+        !writes && stmt.column_count() > 0 && matches!(kind.as_str(), "SELECT" | "WITH" | "VALUES");
+    drop(stmt);
+    let table_calls = if query {
+        pragma_tables(conn, sql)?
+    } else {
+        Vec::new()
+    };
+    Ok(EngineReading {
+        statements: 1,
+        statement: sql.to_string(),
+        writes,
+        kind,
+        calls: table_calls.clone(),
+        table_calls,
+        query,
+        ..EngineReading::default()
+    })
+}
+
+/// The pragma table functions a query scans (`pragma_optimize`), from
+/// SQLite's own plan: `sqlite3_stmt_readonly` counts them as reads, though
+/// some run a pragma that writes.
+fn pragma_tables(conn: &Connection, sql: &str) -> Result<Vec<String>, String> {
+    let mut plan = conn
+        .prepare(&format!("EXPLAIN QUERY PLAN {sql}"))
+        .map_err(|e| e.to_string())?;
+    let details = plan
+        .query_map([], |r| r.get::<_, String>(3))
+        .map_err(|e| e.to_string())?;
+    let mut found = Vec::new();
+    for detail in details {
+        let detail = detail.map_err(|e| e.to_string())?;
+        for word in detail.split_whitespace() {
+            let word = word.to_ascii_lowercase();
+            if word.starts_with("pragma_") && !found.contains(&word) {
+                found.push(word);
+            }
+        }
+    }
+    Ok(found)
 }
 
 fn read_only_policy(ctx: AuthContext<'_>) -> Authorization {
@@ -579,6 +650,24 @@ mod tests {
         assert_eq!(std::fs::read(&path).unwrap(), before);
         assert!(!dir.path().join("copy.db").exists());
         assert!(!dir.path().join("other.db").exists());
+    }
+
+    #[test]
+    fn the_engine_says_what_writes() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = fixture(dir.path());
+        let options = OpenOptions {
+            allow_write: true,
+            ..OpenOptions::default()
+        };
+        let src = SqliteSource::open(&path, options).unwrap();
+        let read = |sql: &str| src.read_statement(sql).unwrap().unwrap();
+        let r = read("SELECT * FROM pragma_optimize");
+        assert_eq!(r.table_calls, ["pragma_optimize"], "{r:?}");
+        let r = read("SELECT 1 IS 1");
+        assert!(!r.writes && r.query, "{r:?}");
+        assert_eq!(read("SELECT 1; SELECT 2").statements, 2);
+        assert!(read("DELETE FROM c").writes);
     }
 
     #[test]

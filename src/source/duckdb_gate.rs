@@ -367,9 +367,8 @@ mod tests {
         for smuggled in [
             format!("{pivot}; SELECT * FROM payroll"),
             format!("{pivot} --\r; SELECT * FROM payroll"),
-            format!(
-                "PIVOT (SELECT 'a' AS s) ON s IN ('a') USING count(*) --\r; SELECT * FROM payroll"
-            ),
+            "PIVOT (SELECT 'a' AS s) ON s IN ('a') USING count(*) --\r; SELECT * FROM payroll"
+                .to_string(),
             format!("{pivot} /* ; */"),
         ] {
             assert!(gate.statements(&smuggled).unwrap() > 1, "{smuggled:?}");

@@ -3,7 +3,9 @@
 
 #![allow(dead_code)]
 
+pub mod attack;
 pub mod corpus;
+pub mod findings;
 pub mod llama;
 pub mod llm;
 pub mod mcp;
@@ -11,6 +13,8 @@ pub mod mcp;
 pub mod screen;
 pub mod servers;
 pub mod shop;
+pub mod tricks;
+pub mod ways;
 
 pub use shop::{shop_sql, CUSTOMERS, ORDERS};
 

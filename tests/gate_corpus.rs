@@ -18,7 +18,7 @@ mod common;
 use std::path::PathBuf;
 use std::time::Instant;
 
-use common::attack::{self, Engine, HIDDEN_NUMBER, HIDDEN_TEXT, OUTSIDE_TEXT};
+use common::attack::{self, Engine, HIDDEN_NUMBER, HIDDEN_TEXT};
 use common::findings::{report, Finding};
 use common::ways::{self, Target};
 use common::Sandbox;
@@ -35,27 +35,7 @@ struct Fixture {
 
 fn fixture(engine: Engine) -> Fixture {
     let sb = Sandbox::new();
-    let outside = sb.path().join("outside");
-    std::fs::create_dir_all(&outside).unwrap();
-    std::fs::write(
-        outside.join(attack::OUTSIDE_FILE),
-        format!("id,secret\n1,{OUTSIDE_TEXT}\n"),
-    )
-    .unwrap();
-    let other = rusqlite::Connection::open(outside.join(attack::OUTSIDE_DB)).unwrap();
-    other
-        .execute_batch(&format!(
-            "CREATE TABLE stolen (secret TEXT); INSERT INTO stolen VALUES ('{OUTSIDE_TEXT}');"
-        ))
-        .unwrap();
-    drop(other);
-    let duck = duckdb::Connection::open_in_memory().unwrap();
-    duck.execute_batch(&format!(
-        "COPY (SELECT 1 AS id, '{OUTSIDE_TEXT}' AS secret) TO '{}' (FORMAT parquet)",
-        outside.join(attack::OUTSIDE_PARQUET).display()
-    ))
-    .unwrap();
-    drop(duck);
+    let outside = attack::outside_folder(sb.path());
     let payroll = format!(
         "CREATE TABLE payroll (emp_id INTEGER, salary_cents INTEGER, secret_note VARCHAR);
          INSERT INTO payroll VALUES (1, {HIDDEN_NUMBER}, '{HIDDEN_TEXT}');"

@@ -111,6 +111,32 @@ pub fn leaks(sql: &str, output: &str) -> Vec<&'static str> {
         .collect()
 }
 
+/// The folder `outside/` beside a source, holding a CSV file, a Parquet
+/// file and a SQLite database with the outside marker.
+pub fn outside_folder(root: &std::path::Path) -> std::path::PathBuf {
+    let outside = root.join("outside");
+    std::fs::create_dir_all(&outside).unwrap();
+    std::fs::write(
+        outside.join(OUTSIDE_FILE),
+        format!("id,secret\n1,{OUTSIDE_TEXT}\n"),
+    )
+    .unwrap();
+    let other = rusqlite::Connection::open(outside.join(OUTSIDE_DB)).unwrap();
+    other
+        .execute_batch(&format!(
+            "CREATE TABLE stolen (secret TEXT); INSERT INTO stolen VALUES ('{OUTSIDE_TEXT}');"
+        ))
+        .unwrap();
+    drop(other);
+    let duck = duckdb::Connection::open_in_memory().unwrap();
+    duck.execute_batch(&format!(
+        "COPY (SELECT 1 AS id, '{OUTSIDE_TEXT}' AS secret) TO '{}' (FORMAT parquet)",
+        outside.join(OUTSIDE_PARQUET).display()
+    ))
+    .unwrap();
+    outside
+}
+
 /// One payload: what it tries, on which engines (letters s d c p m).
 pub struct Payload {
     pub category: Category,

@@ -3,6 +3,7 @@
 
 #![allow(dead_code)]
 
+pub mod allowed;
 pub mod attack;
 pub mod corpus;
 pub mod findings;

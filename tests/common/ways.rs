@@ -209,17 +209,24 @@ local function refused(e)
   local m = tostring(e)
   return m:sub(1, 8) == 'refused:' or m:sub(1, 8) == 'not run:'
 end
+local c, o, m, evil = 5, 6, 0, false
 for _, v in ipairs(V) do
   local ok, r = pcall(aiq.query, v[2])
   local kind = ok and 'ran' or (refused(r) and 'refused' or 'failed')
   print('@@\\t' .. v[1] .. '\\t' .. kind .. '\\t' .. aiq.json_encode(ok and r or tostring(r)))
   if kind ~= 'refused' then
     local pok, p = pcall(aiq.query, PROBE)
-    if not pok or p[1].c ~= 5 or p[1].o ~= 6 or p[1].m ~= 0 then
-      print('@P\\t' .. v[1] .. '\\t' .. aiq.json_encode(pok and p or tostring(p)))
+    if not pok then
+      print('@P\\t' .. v[1] .. '\\t' .. aiq.json_encode(tostring(p)))
       return
     end
-    if pcall(aiq.query, EVIL) then print('@E\\t' .. v[1]) return end
+    if p[1].c ~= c or p[1].o ~= o or p[1].m ~= m then
+      print('@P\\t' .. v[1] .. '\\t' .. aiq.json_encode(p))
+      c, o, m = p[1].c, p[1].o, p[1].m
+    end
+    local now = pcall(aiq.query, EVIL)
+    if now and not evil then print('@E\\t' .. v[1]) end
+    evil = now
   end
 end
 print('@END')
@@ -419,14 +426,10 @@ fn read_mcp(
 ) -> (Option<usize>, Vec<Finding>) {
     let mut out = Vec::new();
     let mut last = None;
-    let mut want = Value::Null;
     for line in stdout.lines().filter(|l| l.starts_with('{')) {
         let Ok(v) = serde_json::from_str::<Value>(line) else {
             continue;
         };
-        if v.get("probe_want").is_some() {
-            want = v["probe_want"].clone();
-        }
         let Some(variant) = v["id"]
             .as_u64()
             .and_then(|id| by_id.get(&(id as usize)).copied())
@@ -454,16 +457,14 @@ fn read_mcp(
             };
             what.extend(judge(variant, kind, &text));
         }
-        if v["probe"].is_object() && v["probe"] != want {
-            let probe = &v["probe"];
-            what.push(match probe["is_error"] == true {
-                true => probe_failed(
-                    &Value::from(probe["text"].as_str().unwrap_or_default()).to_string(),
-                ),
-                false => probe_failed(&probe["structured"].to_string()),
-            });
+        let probe = &v["probe"];
+        if probe["is_error"] == true {
+            let text = probe["text"].as_str().unwrap_or_default();
+            what.push(probe_failed(&Value::from(text).to_string()));
+        } else if v["changed_data"] == true {
+            what.push(probe_failed(&probe["structured"]["rows"].to_string()));
         }
-        if v["evil"]["is_error"] == false {
+        if v["created_evil"] == true {
             what.push("created evil".into());
         }
         if let Some(files) = v["changed"].as_array() {

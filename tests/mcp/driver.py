@@ -122,6 +122,7 @@ async def attack(args):
     async with make_client(args) as client:
         want = result_json(await client.call_tool("run_query", {"sql": plan["probe"]}))
         say({"probe_want": want})
+        evil_before = False
         for call in plan["calls"]:
             line = {"id": call["id"]}
             try:
@@ -130,8 +131,13 @@ async def attack(args):
                 if not _refused(r):
                     probe = result_json(await client.call_tool("run_query", {"sql": plan["probe"]}))
                     line["probe"] = probe
+                    if not probe["is_error"] and probe["text"] != want["text"]:
+                        line["changed_data"] = True
+                        want = probe
                     evil = result_json(await client.call_tool("run_query", {"sql": plan["evil"]}))
-                    line["evil"] = evil
+                    if not evil["is_error"] and not evil_before:
+                        line["created_evil"] = True
+                    evil_before = not evil["is_error"]
             except Exception as e:  # the server died or the session broke
                 line["died"] = f"{type(e).__name__}: {e}"
             after = _tree(plan["watch"], plan["skip"])
@@ -140,8 +146,8 @@ async def attack(args):
                 line["changed"] = changed
                 before = after
             say(line)
-            evil = line.get("evil", {}).get("is_error", True) is False
-            if "died" in line or evil or ("probe" in line and line["probe"] != want):
+            # A source that no longer answers is started afresh after this call.
+            if "died" in line or line.get("probe", {}).get("is_error"):
                 return
 
 

@@ -102,7 +102,7 @@ fn attack(engine: Engine, way: Way) {
                 let sample: Vec<_> = attack::stratified_sample(&corpus, SEED)
                     .into_iter()
                     .enumerate()
-                    .filter(|(i, _)| i % 2 == mode)
+                    .filter(|(i, _)| (i + i / 4) % 2 == mode)
                     .map(|(_, v)| v)
                     .collect();
                 sent += sample.len();

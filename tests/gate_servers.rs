@@ -102,7 +102,7 @@ fn attack(server: Option<&'static Server>) {
         let sample: Vec<_> = attack::stratified_sample(&corpus, SEED)
             .into_iter()
             .enumerate()
-            .filter(|(i, _)| i % 2 == mode)
+            .filter(|(i, _)| (i + i / 4) % 2 == mode)
             .map(|(_, v)| v)
             .collect();
         sent += corpus.len() + sample.len();

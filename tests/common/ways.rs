@@ -23,8 +23,12 @@ use super::{mcp, snapshot, Sandbox};
 pub const PROBE: &str = "SELECT (SELECT count(*) FROM customers) AS c, (SELECT count(*) FROM orders) AS o, (SELECT count(*) FROM customers WHERE name = 'Mallory') AS m";
 /// Fails unless a payload created its table.
 pub const EVIL: &str = "SELECT count(*) AS n FROM evil";
-/// Batches resumed after a broken source, at most, per run.
+/// Lua batches resumed after a broken source, at most, per run (a fresh
+/// process costs a tenth of a second).
 const MAX_RESTARTS: usize = 400;
+/// MCP sessions restarted after a broken source, at most, per run (a fresh
+/// client and server cost about a second).
+const MAX_MCP_RESTARTS: usize = 120;
 
 /// Where the corpus is sent.
 pub struct Target<'a> {
@@ -268,6 +272,15 @@ pub fn run_lua(t: &Target, variants: &[Variant]) -> Vec<Finding> {
                 None => Finding::batch(t, "lua", format!("batch from {start}"), what),
             });
         }
+        // What a batch wrote stays out of the next one.
+        let diff = changed(t.sb, &before, &data_files(t.sb));
+        if !diff.is_empty() {
+            let first = &variants[start];
+            let what = format!("changed {}", diff.join(","));
+            let label = format!("#{}..{}", first.id, last.unwrap_or(first.id));
+            out.push(Finding::batch(t, "lua", label, what));
+            restore(t.sb, &before);
+        }
         if finished {
             break;
         }
@@ -387,6 +400,9 @@ pub fn run_mcp(t: &Target, python: &Path, variants: &[Variant]) -> Vec<Finding> 
                 )),
             }
         }
+        // The driver named the calls that changed files; the next session
+        // starts from the fixture again.
+        restore(t.sb, &before);
         let next = last
             .and_then(|id| variants.iter().position(|x| x.id == id))
             .map(|i| i + 1);

@@ -117,7 +117,7 @@ fn attack(engine: Engine, way: Way) {
                     return;
                 };
                 sent += corpus.len();
-                ways::run_mcp(&target, python, &corpus)
+                common::mcp_attack::run_mcp(&target, python, &corpus)
             }
         });
     }

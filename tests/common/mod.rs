@@ -10,6 +10,8 @@ pub mod findings;
 pub mod llama;
 pub mod llm;
 pub mod mcp;
+pub mod mcp_attack;
+pub mod payloads;
 #[cfg(unix)]
 pub mod screen;
 pub mod servers;

@@ -1,6 +1,6 @@
 //! Sends the attacker's corpus (tests/common/attack.rs) through the ways
-//! in — single-shot `-e` processes, one `--lua` script per batch, one MCP
-//! session per batch (the official SDK) — and judges every variant:
+//! in — single-shot `-e` processes, one `--lua` script per batch (MCP:
+//! tests/common/mcp_attack.rs) — and judges every variant:
 //! refused or harmless, nothing hidden or outside shown, the source's files
 //! unchanged and nothing created, the source still answering afterwards.
 //! A batch that leaves the source broken is resumed in a fresh process
@@ -10,13 +10,11 @@
 
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
-use std::path::{Path, PathBuf};
-
-use serde_json::{json, Value};
+use std::path::PathBuf;
 
 use super::attack::{Engine, Variant};
 use super::findings::{judge, Finding, Kind};
-use super::{mcp, snapshot, Sandbox};
+use super::{snapshot, Sandbox};
 
 /// Proves the data is as the fixture left it: 5 customers, 6 orders, none
 /// renamed.
@@ -26,9 +24,6 @@ pub const EVIL: &str = "SELECT count(*) AS n FROM evil";
 /// Lua batches resumed after a broken source, at most, per run (a fresh
 /// process costs a tenth of a second).
 const MAX_RESTARTS: usize = 400;
-/// MCP sessions restarted after a broken source, at most, per run (a fresh
-/// client and server cost about a second).
-const MAX_MCP_RESTARTS: usize = 120;
 
 /// Where the corpus is sent.
 pub struct Target<'a> {
@@ -48,7 +43,7 @@ impl Target<'_> {
         }
     }
 
-    fn flags(&self) -> Vec<&'static str> {
+    pub fn flags(&self) -> Vec<&'static str> {
         if self.allow_write {
             vec!["--allow-write"]
         } else {
@@ -67,7 +62,7 @@ pub fn data_files(sb: &Sandbox) -> BTreeMap<PathBuf, Vec<u8>> {
 }
 
 /// The files that differ, by name relative to the sandbox.
-fn changed(
+pub fn changed(
     sb: &Sandbox,
     a: &BTreeMap<PathBuf, Vec<u8>>,
     b: &BTreeMap<PathBuf, Vec<u8>>,
@@ -84,7 +79,7 @@ fn changed(
 }
 
 /// Puts the files back as `to` had them and removes the ones it did not.
-fn restore(sb: &Sandbox, to: &BTreeMap<PathBuf, Vec<u8>>) {
+pub fn restore(sb: &Sandbox, to: &BTreeMap<PathBuf, Vec<u8>>) {
     for path in data_files(sb).keys() {
         if !to.contains_key(path) {
             let _ = std::fs::remove_file(path);
@@ -97,7 +92,7 @@ fn restore(sb: &Sandbox, to: &BTreeMap<PathBuf, Vec<u8>>) {
 
 /// After a way in: restores changed files (a finding names them) and
 /// checks the source still answers a plain count.
-fn settle(
+pub fn settle(
     t: &Target,
     way: &'static str,
     label: String,
@@ -353,152 +348,9 @@ fn read_lua(
     (last, finished, out)
 }
 
-/// The corpus through one MCP session per batch (tests/mcp/driver.py's
-/// `attack` scenario): no elicitation, so no write is ever confirmed.
-pub fn run_mcp(t: &Target, python: &Path, variants: &[Variant]) -> Vec<Finding> {
-    let before = data_files(t.sb);
-    let by_id: BTreeMap<usize, &Variant> = variants.iter().map(|v| (v.id, v)).collect();
-    let mut out = Vec::new();
-    let mut start = 0;
-    let mut restarts = 0;
-    while start < variants.len() {
-        let plan = t.sb.home().join(format!("attack-{start}.json"));
-        let calls: Vec<Value> = variants[start..]
-            .iter()
-            .map(|v| json!({"id": v.id, "sql": v.sql}))
-            .collect();
-        let body = json!({
-            "calls": calls, "probe": PROBE, "evil": EVIL,
-            "watch": t.sb.path(), "skip": t.sb.path().join("home"),
-        });
-        std::fs::write(&plan, body.to_string()).expect("write the plan");
-        let mut aiq_args = vec!["mcp", t.source];
-        aiq_args.extend(t.flags());
-        let run = mcp::driver(
-            t.sb,
-            python,
-            "attack",
-            mcp::Era::Legacy,
-            &["--plan", &plan.to_string_lossy()],
-            mcp::Target::Stdio(&aiq_args),
-        )
-        .output()
-        .expect("run the MCP driver");
-        let stdout = String::from_utf8_lossy(&run.stdout);
-        let (last, found) = read_mcp(t, &by_id, &stdout);
-        out.extend(found);
-        let stderr = String::from_utf8_lossy(&run.stderr);
-        if stderr.contains("panicked") || stderr.contains("terminate called") {
-            let what = format!("server crashed: {}", tail(&stderr));
-            match last.and_then(|id| by_id.get(&id)) {
-                Some(v) => out.push(Finding::new(t, "mcp", v, what)),
-                None => out.push(Finding::batch(
-                    t,
-                    "mcp",
-                    format!("batch from {start}"),
-                    what,
-                )),
-            }
-        }
-        // The driver named the calls that changed files; the next session
-        // starts from the fixture again.
-        restore(t.sb, &before);
-        let next = last
-            .and_then(|id| variants.iter().position(|x| x.id == id))
-            .map(|i| i + 1);
-        match next {
-            Some(n) if n < variants.len() => start = n,
-            Some(_) => break,
-            None => {
-                out.push(Finding::batch(
-                    t,
-                    "mcp",
-                    format!("batch from {start}"),
-                    format!("no result: {}", tail(&stderr)),
-                ));
-                break;
-            }
-        }
-        restarts += 1;
-        if restarts > MAX_RESTARTS {
-            out.push(Finding::batch(
-                t,
-                "mcp",
-                format!("from {start}"),
-                "too many broken sources; rest not run".into(),
-            ));
-            break;
-        }
-    }
-    out.extend(settle(t, "mcp", "session".into(), &before));
-    out
-}
-
-/// Reads the driver's lines: the last call answered and what was wrong.
-fn read_mcp(
-    t: &Target,
-    by_id: &BTreeMap<usize, &Variant>,
-    stdout: &str,
-) -> (Option<usize>, Vec<Finding>) {
-    let mut out = Vec::new();
-    let mut last = None;
-    for line in stdout.lines().filter(|l| l.starts_with('{')) {
-        let Ok(v) = serde_json::from_str::<Value>(line) else {
-            continue;
-        };
-        let Some(variant) = v["id"]
-            .as_u64()
-            .and_then(|id| by_id.get(&(id as usize)).copied())
-        else {
-            continue;
-        };
-        last = Some(variant.id);
-        let mut what = Vec::new();
-        if let Some(died) = v["died"].as_str() {
-            what.push(format!("server died: {}", cut(died)));
-        }
-        let r = &v["result"];
-        if r.is_object() {
-            let text = format!(
-                "{} {}",
-                r["text"].as_str().unwrap_or_default(),
-                r["structured"]
-            );
-            let refused = r["is_error"] == true
-                && (text.starts_with("refused") || text.starts_with("not run"));
-            let kind = match (r["is_error"] == true, refused) {
-                (true, true) => Kind::Refused,
-                (true, false) => Kind::Failed,
-                _ => Kind::Ran,
-            };
-            what.extend(judge(variant, kind, &text));
-        }
-        let probe = &v["probe"];
-        if probe["is_error"] == true {
-            let text = probe["text"].as_str().unwrap_or_default();
-            what.push(probe_failed(&Value::from(text).to_string()));
-        } else if v["changed_data"] == true {
-            what.push(probe_failed(&probe["structured"]["rows"].to_string()));
-        }
-        if v["created_evil"] == true {
-            what.push("created evil".into());
-        }
-        if let Some(files) = v["changed"].as_array() {
-            let names: Vec<String> = files
-                .iter()
-                .filter_map(|f| f.as_str())
-                .map(|f| f.rsplit('/').next().unwrap_or(f).to_string())
-                .collect();
-            what.push(format!("changed {}", names.join(",")));
-        }
-        out.extend(what.into_iter().map(|w| Finding::new(t, "mcp", variant, w)));
-    }
-    (last, out)
-}
-
 /// The probe's answer (JSON): other rows mean the data changed, an error
 /// means the source is broken.
-fn probe_failed(json: &str) -> String {
+pub fn probe_failed(json: &str) -> String {
     match json.starts_with('"') {
         true => format!("broke the source: {}", cut(json)),
         false => format!("changed the data: {}", cut(json)),
@@ -506,7 +358,7 @@ fn probe_failed(json: &str) -> String {
 }
 
 /// How a process ended, signals by name.
-fn ended(status: &std::process::ExitStatus) -> String {
+pub fn ended(status: &std::process::ExitStatus) -> String {
     use std::os::unix::process::ExitStatusExt;
     match (status.code(), status.signal()) {
         (Some(c), _) => format!("exit {c}"),
@@ -516,7 +368,7 @@ fn ended(status: &std::process::ExitStatus) -> String {
     }
 }
 
-fn cut(s: &str) -> String {
+pub fn cut(s: &str) -> String {
     let s = s.replace(['\n', '\r'], " ");
     match s.char_indices().nth(120) {
         Some((i, _)) => format!("{}…", &s[..i]),
@@ -524,7 +376,7 @@ fn cut(s: &str) -> String {
     }
 }
 
-fn tail(s: &str) -> String {
+pub fn tail(s: &str) -> String {
     let lines: Vec<&str> = s.lines().rev().take(2).collect();
     cut(&lines.into_iter().rev().collect::<Vec<_>>().join(" | "))
 }

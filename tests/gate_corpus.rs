@@ -1,7 +1,8 @@
 //! The generated attacker's corpus (SPEC §4.2, §4.3; tests/common/attack.rs)
 //! against SQLite, a DuckDB file and a CSV folder, each holding a hidden
 //! table `payroll` (`exclude = ["payroll"]`) and a folder of secrets
-//! beside it, through every way in — the whole corpus through one Lua
+//! beside it (the CSV folder also a link `pw.csv` into it, which must not
+//! be served), through every way in — the whole corpus through one Lua
 //! script and one MCP session per batch, a stratified sample through
 //! single-shot `-e` processes — read-only and with `--allow-write` (never
 //! `--yes`, never a confirmation): every variant is refused or harmless,
@@ -61,6 +62,9 @@ fn fixture(engine: Engine) -> Fixture {
                 format!("emp_id,salary_cents,secret_note\n1,{HIDDEN_NUMBER},{HIDDEN_TEXT}\n"),
             )
             .unwrap();
+            // A link out of the folder: never served (SPEC §4.2).
+            std::os::unix::fs::symlink(outside.join(attack::OUTSIDE_FILE), dir.join("pw.csv"))
+                .unwrap();
             dir
         }
         Engine::Postgres | Engine::MariaDb => unreachable!("servers: tests/gate_servers.rs"),

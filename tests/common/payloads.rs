@@ -211,6 +211,13 @@ pub const PAYLOADS: &[Payload] = &[
         "SELECT * FROM information_schema.tables",
     ),
     p(H, "show-create", "m", "SHOW CREATE TABLE payroll"),
+    p(O, "symlink-view", "c", "SELECT * FROM pw"),
+    p(
+        O,
+        "symlink-target-view",
+        "c",
+        "SELECT * FROM zz_outside_secret",
+    ),
     p(
         O,
         "read-csv",

@@ -3,14 +3,21 @@
 
 #![allow(dead_code)]
 
+pub mod allowed;
+pub mod attack;
 pub mod corpus;
+pub mod findings;
 pub mod llama;
 pub mod llm;
 pub mod mcp;
+pub mod mcp_attack;
+pub mod payloads;
 #[cfg(unix)]
 pub mod screen;
 pub mod servers;
 pub mod shop;
+pub mod tricks;
+pub mod ways;
 
 pub use shop::{shop_sql, CUSTOMERS, ORDERS};
 

@@ -97,6 +97,67 @@ async def corpus(args):
         say({"results": results})
 
 
+def _refused(r):
+    return r["is_error"] and r["text"].startswith(("refused", "not run"))
+
+
+def _tree(root, skip):
+    """Every file under root (but skip) with a hash of its bytes."""
+    import hashlib
+
+    out = {}
+    for base, dirs, files in os.walk(root):
+        dirs[:] = [d for d in dirs if os.path.join(base, d) != skip]
+        for name in files:
+            path = os.path.join(base, name)
+            try:
+                with open(path, "rb") as f:
+                    out[path] = hashlib.sha1(f.read()).hexdigest()
+            except OSError:
+                out[path] = "unreadable"
+    return out
+
+
+async def attack(args):
+    """The generated attacker's corpus (tests/gate_corpus.rs): each call,
+    then, when it ran, the probes that prove the source still answers
+    unchanged; the files that changed after each call. One JSON line per
+    call; stops at the first call that leaves the source broken."""
+    with open(args.plan) as f:
+        plan = json.load(f)
+    before = _tree(plan["watch"], plan["skip"])
+    async with make_client(args) as client:
+        want = result_json(await client.call_tool("run_query", {"sql": plan["probe"]}))
+        say({"probe_want": want})
+        evil_before = False
+        for call in plan["calls"]:
+            line = {"id": call["id"]}
+            try:
+                r = result_json(await client.call_tool("run_query", {"sql": call["sql"]}))
+                line["result"] = r
+                if not _refused(r):
+                    probe = result_json(await client.call_tool("run_query", {"sql": plan["probe"]}))
+                    line["probe"] = probe
+                    if not probe["is_error"] and probe["text"] != want["text"]:
+                        line["changed_data"] = True
+                        want = probe
+                    evil = result_json(await client.call_tool("run_query", {"sql": plan["evil"]}))
+                    if not evil["is_error"] and not evil_before:
+                        line["created_evil"] = True
+                    evil_before = not evil["is_error"]
+            except Exception as e:  # the server died or the session broke
+                line["died"] = f"{type(e).__name__}: {e}"
+            after = _tree(plan["watch"], plan["skip"])
+            changed = sorted(k for k in set(before) | set(after) if before.get(k) != after.get(k))
+            if changed:
+                line["changed"] = changed
+                before = after
+            say(line)
+            # A source that no longer answers is started afresh after this call.
+            if "died" in line or line.get("probe", {}).get("is_error"):
+                return
+
+
 async def cancel(args):
     """Starts the slow query, says so, cancels it when told (a line on
     stdin), then proves the server still answers."""

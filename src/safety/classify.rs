@@ -220,13 +220,32 @@ fn classify_kind(statement: &Statement) -> Class {
 }
 
 pub(super) fn classify_pragma(name: &str, has_value: bool, is_eq: bool) -> Class {
-    if is_eq {
-        Class::Write(format!("PRAGMA {name} = …"))
-    } else if pragma_only_reads(name, has_value) {
-        Class::Read
+    let shown = if is_eq {
+        format!("PRAGMA {name} = …")
     } else {
-        Class::Write(format!("PRAGMA {name}"))
+        format!("PRAGMA {name}")
+    };
+    if !is_eq && pragma_only_reads(name, has_value) {
+        Class::Read
+    } else if pragma_changes_data(name) {
+        Class::Write(shown)
+    } else {
+        Class::Forbidden(shown, CONFIGURATION)
     }
+}
+
+/// Why a pragma that sets the engine up is refused in every mode.
+const CONFIGURATION: &str =
+    "it changes the engine's configuration, which guards your data; --allow-write allows changing data, not that";
+
+/// Pragmas that change the data file, not how the engine guards it: with
+/// `--allow-write` (and a confirmation) they may run. Every other pragma
+/// that does more than report is engine configuration (SPEC §4.2).
+pub fn pragma_changes_data(name: &str) -> bool {
+    matches!(
+        name.to_ascii_lowercase().as_str(),
+        "optimize" | "incremental_vacuum" | "wal_checkpoint" | "user_version" | "application_id"
+    )
 }
 
 /// Whether `PRAGMA name` (with an argument in parentheses when `has_value`)

@@ -237,7 +237,7 @@ pub(super) fn check_hidden(reading: &EngineReading, policy: &Policy) -> Result<(
 
 fn check_reads(reading: &EngineReading, hidden: &Hidden) -> Result<(), Refusal> {
     for table in reading.reads.iter().flatten() {
-        if table.starts_with("information_schema.") || table.starts_with("pg_catalog.") {
+        if super::hidden::is_catalog(table) {
             return Err(Refusal::Forbidden {
                 kind: format!("reading the engine's catalog ({table})"),
                 why: "some tables of this source are hidden from aiq, and the catalog would list them",

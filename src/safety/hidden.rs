@@ -47,6 +47,19 @@ const CATALOG_WORDS: &[&str] = &[
     "table_list",
 ];
 
+/// Whether `table` (as an engine names what a statement reads) is one of
+/// the engines' catalogs, which would list hidden tables.
+pub fn is_catalog(table: &str) -> bool {
+    let lower = table.to_lowercase();
+    let bare = lower.rsplit('.').next().unwrap_or(&lower);
+    CATALOG_WORDS.contains(&bare)
+        || bare == "dbstat"
+        || bare.starts_with("pragma_")
+        || lower.starts_with("information_schema.")
+        || lower.starts_with("pg_catalog.")
+        || bare.starts_with("duckdb_")
+}
+
 impl Hidden {
     /// Hidden `names` (as the catalog lists them) and the `patterns` that
     /// hide tables (`*`/`?` wildcards, lowercase).

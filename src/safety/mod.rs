@@ -21,8 +21,8 @@ use sqlparser::dialect::{DuckDbDialect, MySqlDialect, PostgreSqlDialect, SQLiteD
 use sqlparser::parser::Parser;
 use sqlparser::tokenizer::{Token, Tokenizer};
 
-pub use classify::pragma_only_reads;
 use classify::{classify, classify_pragma, statement_kind, Class};
+pub use classify::{pragma_changes_data, pragma_only_reads};
 pub use engine::{EngineReading, TABLE_NAMING_FUNCTIONS};
 pub use hidden::Hidden;
 

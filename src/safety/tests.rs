@@ -79,7 +79,7 @@ fn writes_are_refused_with_their_kind() {
         ("CREATE TABLE x (a INT)", "CREATE TABLE"),
         ("CREATE OR REPLACE VIEW v AS SELECT 1", "CREATE VIEW"),
         ("DROP TABLE IF EXISTS t", "DROP TABLE"),
-        ("PRAGMA journal_mode = WAL", "PRAGMA journal_mode = …"),
+        ("PRAGMA user_version = 7", "PRAGMA user_version = …"),
         ("PRAGMA user_version(5)", "PRAGMA user_version"),
         ("BEGIN", "BEGIN"),
         ("VACUUM", "VACUUM"),
@@ -90,6 +90,38 @@ fn writes_are_refused_with_their_kind() {
             Err(Refusal::Write { kind: kind.into() }),
             "{sql}"
         );
+    }
+}
+
+#[test]
+fn engine_configuration_is_refused_even_with_allow_write() {
+    for sql in [
+        "PRAGMA journal_mode = WAL",
+        "PRAGMA query_only = 0",
+        "pragma writable_schema = 1",
+        "PRAGMA trusted_schema=1",
+        "PRAGMA temp_store_directory = '/tmp'",
+        "PRAGMA mmap_size = 1000000",
+        "PRAGMA hard_heap_limit = 1",
+        "PRAGMA cell_size_check(1)",
+    ] {
+        let r = check(sql, Dialect::Sqlite, &Policy::new(true));
+        assert!(matches!(&r, Err(Refusal::Forbidden { .. })), "{sql}: {r:?}");
+    }
+    assert!(check(
+        "PRAGMA enable_profiling",
+        Dialect::DuckDb,
+        &Policy::new(true)
+    )
+    .is_err());
+    // What changes data, not the guard, is a write.
+    for sql in [
+        "PRAGMA optimize",
+        "PRAGMA user_version = 3",
+        "PRAGMA incremental_vacuum",
+    ] {
+        let r = check(sql, Dialect::Sqlite, &Policy::new(true)).map(|c| c.access());
+        assert_eq!(r, Ok(Access::Write), "{sql}");
     }
 }
 

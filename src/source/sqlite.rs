@@ -40,6 +40,8 @@ const COMPOUND_CHUNK: usize = 400;
 
 pub(crate) struct SqliteSource {
     conn: Connection,
+    /// Filled by the authorizer while a statement is read (SPEC §4.2).
+    reads: Reads,
     options: OpenOptions,
     path: std::path::PathBuf,
 }
@@ -62,14 +64,18 @@ impl SqliteSource {
         conn.set_limit(Limit::SQLITE_LIMIT_ATTACHED, 0)
             .map_err(fail)?;
         conn.busy_timeout(Duration::from_secs(5)).map_err(fail)?;
+        let reads = Reads::default();
         if options.allow_write {
-            conn.authorizer(Some(write_policy)).map_err(fail)?;
+            conn.authorizer(Some(noting(write_policy, reads.clone())))
+                .map_err(fail)?;
         } else {
             conn.execute_batch("PRAGMA query_only = 1").map_err(fail)?;
-            conn.authorizer(Some(read_only_policy)).map_err(fail)?;
+            conn.authorizer(Some(noting(read_only_policy, reads.clone())))
+                .map_err(fail)?;
         }
         Ok(SqliteSource {
             conn,
+            reads,
             options,
             path: path.to_path_buf(),
         })
@@ -146,7 +152,15 @@ impl DataSource for SqliteSource {
     }
 
     fn read_statement(&self, sql: &str) -> Option<Result<EngineReading, String>> {
-        Some(read_statement(&self.conn, sql))
+        let reading = read_statement(&self.conn, sql);
+        // The tables it reads, as SQLite's own authorizer is asked while it
+        // prepares the statement (through views, CTEs, pragma functions).
+        Some(reading.and_then(|mut r| {
+            if r.statements == 1 {
+                r.reads = Some(reads_of(&self.conn, &self.reads, sql)?);
+            }
+            Ok(r)
+        }))
     }
 }
 
@@ -217,6 +231,47 @@ fn pragma_tables(conn: &Connection, sql: &str) -> Result<Vec<String>, String> {
     Ok(found)
 }
 
+/// What statements read, noted by the authorizer while a reading is being
+/// taken: each table (or view, or pragma function) once.
+type Reads = std::sync::Arc<std::sync::Mutex<Option<Vec<String>>>>;
+
+/// The source's authorizer: `policy`, noting what is read into `reads`
+/// while a reading is taken.
+fn noting(
+    policy: fn(AuthContext<'_>) -> Authorization,
+    reads: Reads,
+) -> impl FnMut(AuthContext<'_>) -> Authorization + Send + 'static {
+    move |ctx: AuthContext<'_>| {
+        if let AuthAction::Read { table_name, .. } = ctx.action {
+            if let Ok(mut guard) = reads.lock() {
+                if let Some(seen) = guard.as_mut() {
+                    let table = table_name.to_lowercase();
+                    if !seen.contains(&table) {
+                        seen.push(table);
+                    }
+                }
+            }
+        }
+        policy(ctx)
+    }
+}
+
+/// What `sql` reads, as SQLite asks its authorizer while preparing it
+/// (through views, CTEs and pragma functions alike); nothing runs.
+fn reads_of(conn: &Connection, reads: &Reads, sql: &str) -> Result<Vec<String>, String> {
+    let set = |v: Option<Vec<String>>| {
+        reads
+            .lock()
+            .map(|mut g| std::mem::replace(&mut *g, v))
+            .ok()
+            .flatten()
+    };
+    set(Some(Vec::new()));
+    let prepared = conn.prepare(sql).map(drop).map_err(|e| e.to_string());
+    let seen = set(None).unwrap_or_default();
+    prepared.map(|()| seen)
+}
+
 fn read_only_policy(ctx: AuthContext<'_>) -> Authorization {
     match ctx.action {
         AuthAction::Select | AuthAction::Read { .. } | AuthAction::Recursive => {
@@ -231,9 +286,20 @@ fn read_only_policy(ctx: AuthContext<'_>) -> Authorization {
     }
 }
 
+/// With `--allow-write`: data may change, the engine's configuration may
+/// not (SPEC §4.2): pragmas only read, or do what
+/// [`crate::safety::pragma_changes_data`] allows.
 fn write_policy(ctx: AuthContext<'_>) -> Authorization {
     match ctx.action {
         AuthAction::Attach { .. } | AuthAction::Detach { .. } => Authorization::Deny,
+        AuthAction::Pragma {
+            pragma_name,
+            pragma_value,
+        } if !pragma_only_reads(pragma_name, pragma_value.is_some())
+            && !crate::safety::pragma_changes_data(pragma_name) =>
+        {
+            Authorization::Deny
+        }
         AuthAction::Function { function_name } => allow_function(function_name),
         _ => Authorization::Allow,
     }

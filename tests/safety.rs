@@ -7,7 +7,7 @@
 mod common;
 
 use common::corpus::{DUCKDB_HOSTILE as DUCKDB, SQLITE_HOSTILE as SQLITE};
-use common::{snapshot, stderr_of, Sandbox};
+use common::{snapshot, stderr_of, stdout_of, Sandbox};
 
 /// Forbidden inside writes: refused even with `--allow-write --yes`.
 const FORBIDDEN_IN_WRITES: &[&str] = &[
@@ -229,5 +229,59 @@ fn refusals_name_the_statement_and_the_way_out() {
         stderr_of(&out).starts_with("aiq: refused: the SQL does not parse as DuckDB ("),
         "{}",
         stderr_of(&out)
+    );
+}
+
+/// A folder source serves only the files whose real path lies inside it
+/// (SPEC §4.2): a link out is skipped and said so, never a view; a link
+/// that stays inside works.
+#[cfg(unix)]
+#[test]
+fn folder_sources_never_follow_links_out() {
+    let sb = Sandbox::new();
+    let outside = sb.path().join("elsewhere");
+    std::fs::create_dir_all(&outside).unwrap();
+    let secret = outside.join("outside_secret.csv");
+    std::fs::write(&secret, "k,v\nkey,OUTSIDE-VALUE-77\n").unwrap();
+    let dir = sb.path().join("data");
+    std::fs::create_dir_all(&dir).unwrap();
+    std::fs::write(dir.join("customers.csv"), "id,name\n1,Ann\n").unwrap();
+    std::os::unix::fs::symlink(&secret, dir.join("pw.csv")).unwrap();
+    std::fs::create_dir_all(dir.join("sub")).unwrap();
+    std::fs::write(dir.join("sub").join("orders.csv"), "id,total\n1,5\n").unwrap();
+    std::os::unix::fs::symlink(dir.join("sub").join("orders.csv"), dir.join("orders.csv")).unwrap();
+    let out = sb
+        .aiq()
+        .arg(&dir)
+        .args(["-e", "SELECT count(*) AS n FROM orders", "-f", "csv"])
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", stderr_of(&out));
+    assert_eq!(
+        stdout_of(&out),
+        "n\n1\n",
+        "a link inside the folder is served"
+    );
+    let err = stderr_of(&out);
+    assert!(
+        err.contains("pw.csv") && err.contains("outside the folder"),
+        "{err}"
+    );
+    for sql in [
+        "SELECT * FROM outside_secret",
+        "SELECT * FROM pw",
+        &format!("SELECT * FROM read_csv('{}')", dir.join("pw.csv").display()),
+        &format!("SELECT * FROM read_csv('{}')", secret.display()),
+    ] {
+        let out = sb.aiq().arg(&dir).args(["-e", sql]).output().unwrap();
+        assert_ne!(out.status.code(), Some(0), "{sql}");
+        assert!(!stdout_of(&out).contains("OUTSIDE-VALUE-77"), "{sql}");
+        assert!(!stderr_of(&out).contains("OUTSIDE-VALUE-77"), "{sql}");
+    }
+    let schema = sb.aiq().args(["schema"]).arg(&dir).output().unwrap();
+    assert!(
+        !stdout_of(&schema).contains("outside_secret"),
+        "{}",
+        stdout_of(&schema)
     );
 }

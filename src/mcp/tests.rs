@@ -531,6 +531,7 @@ fn names_come_from_files_folders_and_urls() {
     let files = SourceSpec::DataFiles {
         root: "exports".into(),
         files: vec![],
+        skipped: vec![],
     };
     assert_eq!(name_for("./exports/", &files), "exports");
     let server = SourceSpec::Server(crate::source::ServerSpec {

@@ -150,6 +150,7 @@ impl DuckDbSource {
     /// single file that cannot be read is an error.
     pub(crate) fn open_data_files(
         files: &[DataFile],
+        links_out: &[String],
         options: OpenOptions,
     ) -> Result<Self, SourceError> {
         crate::cleanup::remove_stale_views();
@@ -193,8 +194,10 @@ impl DuckDbSource {
             .map_err(|e| SourceError(format!("cannot open the data files: {e}")))?;
         let mut source = Self::new(conn, Some(views), options)?;
         source.files = files.iter().map(|f| f.path.clone()).collect();
-        source.warnings = skipped
-            .into_iter()
+        source.warnings = links_out
+            .iter()
+            .cloned()
+            .chain(skipped)
             .map(|s| format!("skipped {s}"))
             .collect();
         Ok(source)
@@ -772,7 +775,7 @@ mod tests {
             path: csv.canonicalize().unwrap(),
             kind: DataFileKind::Csv,
         }];
-        let src = DuckDbSource::open_data_files(&files, OpenOptions::default()).unwrap();
+        let src = DuckDbSource::open_data_files(&files, &[], OpenOptions::default()).unwrap();
         let r = run(&src, "SELECT name FROM people ORDER BY id").unwrap();
         assert_eq!(
             r.1,

@@ -283,7 +283,7 @@ impl SourceSpec {
             SourceSpec::Sqlite(p) => Some(format!("sqlite:{}", canonical(p))),
             SourceSpec::DuckDb(p) => Some(format!("duckdb:{}", canonical(p))),
             SourceSpec::DuckDbMemory => None,
-            SourceSpec::DataFiles { root, files } => {
+            SourceSpec::DataFiles { root, files, .. } => {
                 let names: Vec<String> = files.iter().map(|f| canonical(&f.path)).collect();
                 Some(format!("files:{}:{}", canonical(root), names.join(",")))
             }
@@ -333,9 +333,9 @@ pub fn open(spec: &SourceSpec, options: OpenOptions) -> Result<Box<dyn DataSourc
         SourceSpec::Sqlite(path) => Ok(Box::new(sqlite::SqliteSource::open(path, options)?)),
         SourceSpec::DuckDb(path) => Ok(Box::new(duckdb::DuckDbSource::open_file(path, options)?)),
         SourceSpec::DuckDbMemory => Ok(Box::new(duckdb::DuckDbSource::open_memory(options)?)),
-        SourceSpec::DataFiles { files, .. } => Ok(Box::new(duckdb::DuckDbSource::open_data_files(
-            files, options,
-        )?)),
+        SourceSpec::DataFiles { files, skipped, .. } => Ok(Box::new(
+            duckdb::DuckDbSource::open_data_files(files, skipped, options)?,
+        )),
         SourceSpec::Server(server) => match server.protocol {
             ServerProtocol::Postgres => {
                 Ok(Box::new(postgres::PostgresSource::open(server, options)?))

@@ -20,7 +20,13 @@ pub enum SourceSpec {
     /// An empty in-memory DuckDB database (`duckdb://:memory:`).
     DuckDbMemory,
     /// One data file, or a folder of them, each served as a table by DuckDB.
-    DataFiles { root: PathBuf, files: Vec<DataFile> },
+    /// `skipped`: files of the folder not served, with why (a link that
+    /// leads outside it).
+    DataFiles {
+        root: PathBuf,
+        files: Vec<DataFile>,
+        skipped: Vec<String>,
+    },
     /// A PostgreSQL or MySQL/MariaDB server.
     Server(ServerSpec),
 }
@@ -235,6 +241,7 @@ fn from_path(path: &Path) -> Result<SourceSpec, SourceError> {
                 return Ok(SourceSpec::DataFiles {
                     root,
                     files: vec![file],
+                    skipped: Vec::new(),
                 });
             }
             sniff(path)
@@ -280,15 +287,32 @@ fn data_file(path: &Path, kind: DataFileKind) -> Result<DataFile, SourceError> {
     })
 }
 
-/// Every data file directly inside `dir` becomes a table named after its stem.
+/// Every data file directly inside `dir` becomes a table named after its
+/// stem — only files whose real path lies inside the folder (SPEC §4.2): a
+/// link that leads out of it is skipped, and said so.
 fn data_folder(dir: &Path) -> Result<SourceSpec, SourceError> {
     let entries = fs::read_dir(dir)
         .map_err(|e| SourceError(format!("cannot open {}: {}", dir.display(), io_reason(&e))))?;
+    let real_dir = fs::canonicalize(dir)
+        .map_err(|e| SourceError(format!("cannot open {}: {}", dir.display(), io_reason(&e))))?;
     let mut files: Vec<DataFile> = Vec::new();
+    let mut skipped = Vec::new();
     for entry in entries.flatten() {
         let path = entry.path();
         if !path.is_file() {
             continue;
+        }
+        match fs::canonicalize(&path) {
+            Ok(real) if real.starts_with(&real_dir) => {}
+            Ok(real) => {
+                skipped.push(format!(
+                    "{}: it links to {}, outside the folder (aiq serves only the folder's own files)",
+                    path.display(),
+                    real.display()
+                ));
+                continue;
+            }
+            Err(_) => continue,
         }
         let Some(kind) = path
             .extension()
@@ -319,6 +343,7 @@ fn data_folder(dir: &Path) -> Result<SourceSpec, SourceError> {
     Ok(SourceSpec::DataFiles {
         root: dir.to_path_buf(),
         files,
+        skipped,
     })
 }
 

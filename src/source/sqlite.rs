@@ -242,12 +242,27 @@ fn noting(
     reads: Reads,
 ) -> impl FnMut(AuthContext<'_>) -> Authorization + Send + 'static {
     move |ctx: AuthContext<'_>| {
-        if let AuthAction::Read { table_name, .. } = ctx.action {
+        // A pragma reads what it names (`PRAGMA table_info('t')` reads t)
+        // and, as the catalog it is, `pragma_NAME`.
+        let read: Vec<String> = match ctx.action {
+            AuthAction::Read { table_name, .. } => vec![table_name.to_lowercase()],
+            AuthAction::Pragma {
+                pragma_name,
+                pragma_value,
+            } => std::iter::once(format!("pragma_{}", pragma_name.to_lowercase()))
+                .chain(
+                    pragma_value.map(|v| v.trim_matches(['\'', '"', '`', '[', ']']).to_lowercase()),
+                )
+                .collect(),
+            _ => Vec::new(),
+        };
+        if !read.is_empty() {
             if let Ok(mut guard) = reads.lock() {
                 if let Some(seen) = guard.as_mut() {
-                    let table = table_name.to_lowercase();
-                    if !seen.contains(&table) {
-                        seen.push(table);
+                    for table in read {
+                        if !seen.contains(&table) {
+                            seen.push(table);
+                        }
                     }
                 }
             }

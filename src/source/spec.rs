@@ -304,11 +304,10 @@ fn data_folder(dir: &Path) -> Result<SourceSpec, SourceError> {
         }
         match fs::canonicalize(&path) {
             Ok(real) if real.starts_with(&real_dir) => {}
-            Ok(real) => {
+            Ok(_) => {
                 skipped.push(format!(
-                    "{}: it links to {}, outside the folder (aiq serves only the folder's own files)",
-                    path.display(),
-                    real.display()
+                    "{}: it links to a file outside the folder (aiq serves only the folder's own files)",
+                    path.display()
                 ));
                 continue;
             }

@@ -211,6 +211,38 @@ mod tests {
     }
 
     #[test]
+    fn writers_at_once_leave_a_whole_entry() {
+        let dir = tempfile::tempdir().unwrap();
+        let home = dir.path().to_path_buf();
+        let threads: Vec<_> = (0..8)
+            .map(|i| {
+                let home = home.clone();
+                std::thread::spawn(move || {
+                    for j in 0..20 {
+                        let catalog = Catalog {
+                            engine: format!("SQLite {i}.{j}"),
+                            tables: vec![Table {
+                                name: format!("t{i}"),
+                                ..Table::default()
+                            }],
+                        };
+                        store(&home, "sqlite:/data/a.db", &format!("v{i}.{j}"), &catalog);
+                        restamp(&home, "sqlite:/data/a.db", &format!("r{i}.{j}"));
+                    }
+                })
+            })
+            .collect();
+        for t in threads {
+            t.join().unwrap();
+        }
+        // Whoever wrote last, the entry is whole: its stamp and its catalog
+        // decode together.
+        let stamp = stored_fingerprint(&home, "sqlite:/data/a.db").unwrap();
+        let catalog = load(&home, "sqlite:/data/a.db", &stamp).expect("a whole entry");
+        assert_eq!(catalog.tables.len(), 1);
+    }
+
+    #[test]
     fn a_restamped_entry_answers_to_its_new_fingerprint_only() {
         let dir = tempfile::tempdir().unwrap();
         let catalog = Catalog {

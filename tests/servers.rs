@@ -733,9 +733,11 @@ fn server_catalogs_are_cached_until_the_catalog_changes() {
         let schema = || stdout_of(&sb.aiq().args(["schema", url.as_str()]).output().unwrap());
         let first = schema();
         assert!(first.contains("table customers"), "{first}");
+        // Catalog entries, not their lock files (`.NAME.lock`).
         let entries: Vec<_> = std::fs::read_dir(sb.home().join("cache"))
             .unwrap()
             .flatten()
+            .filter(|e| !e.file_name().to_string_lossy().starts_with('.'))
             .collect();
         assert_eq!(entries.len(), 1, "{:?}", server.engine);
         let path = entries[0].path();
@@ -864,12 +866,12 @@ fn schema_ok(sb: &Sandbox, url: &str) -> String {
     stdout_of(&out)
 }
 
-/// The one catalog cache entry of the sandbox's home.
+/// The one catalog cache entry of the sandbox's home (not its lock file).
 fn only_cache_entry(sb: &Sandbox) -> std::path::PathBuf {
     std::fs::read_dir(sb.home().join("cache"))
         .unwrap()
         .flatten()
-        .next()
+        .find(|e| !e.file_name().to_string_lossy().starts_with('.'))
         .unwrap()
         .path()
 }

@@ -970,3 +970,44 @@ fn postgres_ddl_of_every_kind_invalidates_the_catalog_cache() {
     server.admin(&format!("DROP TABLE {t}"));
     assert_eq!(block(), "", "a dropped table is still listed");
 }
+
+#[test]
+fn unknown_names_are_answered_with_the_closest_ones() {
+    for server in all() {
+        let sb = Sandbox::new();
+        let url = server.url();
+        for (sql, hint) in [
+            ("SELECT nme FROM customers", "did you mean customers.name?"),
+            ("SELECT * FROM custmers", "did you mean customers?"),
+        ] {
+            let out = exec(&sb, &url, sql, "csv");
+            let err = stderr_of(&out);
+            assert_eq!(out.status.code(), Some(1), "{:?}: {err}", server.engine);
+            assert!(err.contains(hint), "{:?} {sql}: {err}", server.engine);
+        }
+        // The model's fix request carries the same hint.
+        let model = ModelServer::start(vec![
+            Reply::Text("```sql\nSELECT nme FROM customers\n```".into()),
+            Reply::Text("```sql\nSELECT name FROM customers ORDER BY id\n```".into()),
+        ]);
+        let out = sb
+            .aiq_with(&model, "openai")
+            .args([url.as_str(), "-q", "customer names", "-f", "csv"])
+            .output()
+            .unwrap();
+        assert!(
+            out.status.success(),
+            "{:?}: {}",
+            server.engine,
+            stderr_of(&out)
+        );
+        let chats = model.chats();
+        assert_eq!(chats.len(), 2, "{:?}", server.engine);
+        let fix = chats[1].messages().last().unwrap().1.clone();
+        assert!(
+            fix.contains("did you mean customers.name?"),
+            "{:?}: {fix}",
+            server.engine
+        );
+    }
+}

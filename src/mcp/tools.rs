@@ -372,6 +372,10 @@ impl Tools {
                 ..Reply::default()
             },
             Err(StatementError::Declined(why)) => Reply::error(sink.declined.take().unwrap_or(why)),
+            // An engine may quote a value the client may not see (SPEC §4.3).
+            Err(e @ StatementError::Engine(_)) => {
+                Reply::error(open.guard.error(&[&args.sql], false, &statement_message(e)))
+            }
             Err(e) => Reply::error(statement_message(e)),
         }
     }
@@ -449,6 +453,16 @@ impl Tools {
             },
             Err(AgentError::Refused(why)) if sink.declined.is_some() => {
                 Reply::error(sink.declined.take().unwrap_or(why))
+            }
+            // The fixes were masked for the model; so is the last error.
+            Err(e @ AgentError::QueryFailed(_)) => {
+                let codes: Vec<&str> = sink
+                    .sql
+                    .iter()
+                    .chain(&sink.proposed)
+                    .map(String::as_str)
+                    .collect();
+                Reply::error(open.guard.error(&codes, false, &agent_message(&e)))
             }
             Err(e) => Reply::error(agent_message(&e)),
         };

@@ -15,7 +15,7 @@ pub fn mask_quoted(
 ) -> String {
     let mut out = String::with_capacity(text.len());
     let mut rest = text;
-    while let Some(start) = rest.find(['\'', '"']) {
+    while let Some(start) = opening_quote(rest) {
         let quote = rest[start..].chars().next().unwrap_or('\'');
         out.push_str(&rest[..=start]);
         let after = &rest[start + 1..];
@@ -28,7 +28,7 @@ pub fn mask_quoted(
         let inner = &after[..len];
         let keep = inner.is_empty()
             || names.contains(&inner.to_lowercase())
-            || codes.iter().any(|c| c.contains(inner));
+            || codes.iter().any(|c| has_word(c, inner));
         match keep {
             true => out.push_str(inner),
             false => out.push('…'),
@@ -38,6 +38,29 @@ pub fn mask_quoted(
     }
     out.push_str(rest);
     out
+}
+
+/// Where the next quoted literal of `text` opens: a quote not inside a
+/// word (the apostrophe of `doesn't` opens nothing).
+fn opening_quote(text: &str) -> Option<usize> {
+    text.char_indices()
+        .filter(|(_, c)| matches!(c, '\'' | '"'))
+        .find(|(i, _)| {
+            !text[..*i]
+                .chars()
+                .next_back()
+                .is_some_and(char::is_alphanumeric)
+        })
+        .map(|(i, _)| i)
+}
+
+/// Whether `code` holds `word` whole (not as part of a longer name or
+/// value): a one-letter value is not "in" the SQL because a letter is.
+fn has_word(code: &str, word: &str) -> bool {
+    let part = |c: Option<char>| c.is_some_and(|c| c.is_alphanumeric() || c == '_');
+    code.match_indices(word).any(|(i, _)| {
+        !part(code[..i].chars().next_back()) && !part(code[i + word.len()..].chars().next())
+    })
 }
 
 /// A program's error when it read values that may not leave: where it
@@ -89,6 +112,10 @@ mod tests {
                 "no such value: 'Ann' in \"customers\"",
             ),
             ("cut 'ann@x.org", "cut '…'"),
+            (
+                "Table 'shop.x' doesn't exist (value 'a')",
+                "Table '…' doesn't exist (value '…')",
+            ),
         ];
         for (error, masked) in cases {
             assert_eq!(mask_quoted(error, &names(), &[sql]), masked, "{error}");

@@ -11,6 +11,8 @@
 #      < 300 ms) and warm, from the catalog cache (goal: < 20 ms);
 #   3. a single-shot question against a local scripted model server that
 #      answers at once (benches/mock_llm.py), whole process (goal: < 50 ms median);
+#   3b. `aiq eval` of a 100-case suite against the same model, whole
+#      process divided by the cases (goal: < 30 ms a case);
 #   4. save and load of a 10 MB session file (examples/bench_session.rs; goal:
 #      < 50 ms each), when that example is built next to the binary
 #      (cargo build --release --example bench_session);
@@ -145,6 +147,16 @@ export AIQ_PROVIDER=openai AIQ_BASE_URL="http://127.0.0.1:$port/v1" AIQ_API_KEY=
 hyperfine -N --warmup 3 --runs 30 --export-json "$work/ask.json" \
   -n "aiq -q" "'$aiq' '$work/shop.db' -q 'how many customers per country?' -f csv" >&2
 read -r t_ask <<<"$(result "$work/ask.json")"
+
+echo "3b. aiq eval, 100 cases, instant model" >&2
+for i in $(seq 100); do
+  printf '[[case]]\nid = "c%d"\nquestion = "customers per country, take %d"\nsql = "SELECT country, count(*) FROM customers GROUP BY 1"\n' "$i" "$i"
+done > "$work/suite.toml"
+"$aiq" eval "$work/suite.toml" "$work/shop.db" --min 100% > /dev/null
+hyperfine -N --warmup 1 --runs 5 --export-json "$work/eval.json" \
+  -n "aiq eval (100 cases)" "'$aiq' eval '$work/suite.toml' '$work/shop.db'" >&2
+read -r t_eval <<<"$(result "$work/eval.json")"
+eval_case=$(python3 -c "print(f'{$t_eval/100:.1f}')")
 
 session_line="not run (cargo build --release --example bench_session)"
 bench_session="$(dirname "$aiq")/examples/bench_session"
@@ -284,6 +296,7 @@ cat <<EOF
 | \`aiq schema\`, 2,000 tables (medians) | cold ${t_schema} ms, warm ${t_schema_warm} ms (${schema_bytes} bytes of schema) | < 300 ms cold, < 20 ms warm |
 | \`aiq schema\`, 2,000 DuckDB tables (medians) | ${duck_line} | < 20 ms warm |
 | single-shot question, instant local model (median of 30) | ${t_ask} ms | < 50 ms |
+| \`aiq eval\`, 100 cases, instant local model (median of 5, per case) | ${eval_case} ms | < 30 ms |
 | 10 MB session file | ${session_line} | < 50 ms each |
 | 1M rows from PostgreSQL to CSV (medians) | ${pg_line} | ≤ 1.5× psql |
 | \`aiq schema\`, 2,000 PostgreSQL tables (medians) | ${pg_schema_line} | < 300 ms cold, < 20 ms warm |

@@ -36,7 +36,7 @@ pub fn main() -> i32 {
 }
 
 /// Runs one parsed command line.
-pub fn run(cli: Cli, env: &dyn Fn(&str) -> Option<String>) -> Result<(), AiqError> {
+pub fn run(cli: Cli, env: &(dyn Fn(&str) -> Option<String> + Sync)) -> Result<(), AiqError> {
     let config = Config::load(env)?;
     for warning in &config.warnings {
         crate::error::stderr_line(&format!("aiq: warning: {warning}"));

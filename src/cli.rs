@@ -220,6 +220,9 @@ pub enum Command {
         /// Print exactly what a request to the model carries
         #[arg(long)]
         as_sent: bool,
+        /// With --as-sent: the request for this question (its tables ranked first, its verified examples)
+        #[arg(long, value_name = "TEXT", requires = "as_sent")]
+        question: Option<String>,
     },
     /// A source's notes for the model: `edit` (opens $EDITOR), `show`
     #[command(subcommand)]
@@ -261,6 +264,9 @@ pub enum Command {
         /// Open the full-screen view on the shop instead of the chat
         #[arg(long, conflicts_with_all = ["question", "execute", "lua"])]
         tui: bool,
+        /// Run the demo shop's built-in evaluation suite (see `aiq eval`)
+        #[arg(long, conflicts_with_all = ["question", "execute", "lua", "tui"])]
+        eval: bool,
         #[command(flatten)]
         run: RunArgs,
         #[command(flatten)]
@@ -269,6 +275,13 @@ pub enum Command {
     /// Serve sources to Model Context Protocol clients (desktop assistants,
     /// coding agents) over stdio, or streamable HTTP with --http
     Mcp(McpArgs),
+    /// Measure how often answers are right: ask a suite's questions and
+    /// compare each answer's rows with the reference SQL's
+    Eval(EvalArgs),
+    /// Verified examples: questions whose SQL a person confirmed, sent to
+    /// the model with similar questions
+    #[command(subcommand)]
+    Examples(ExamplesCommand),
     /// Print a shell completion script
     Completions {
         /// bash, zsh, fish, powershell or elvish
@@ -297,6 +310,112 @@ pub struct McpArgs {
 
     #[command(flatten)]
     pub model: ModelArgs,
+}
+
+/// `aiq eval SUITE [SOURCE]`.
+#[derive(Debug, Clone, Args)]
+pub struct EvalArgs {
+    /// The suite: a TOML file of questions and reference SQL
+    #[arg(value_name = "SUITE")]
+    pub suite: std::path::PathBuf,
+    /// Data source (default: the suite's `source`, else the default saved source)
+    #[arg(value_name = "SOURCE")]
+    pub source: Option<String>,
+    /// Only the cases with one of these tags
+    #[arg(long, value_name = "T,…", value_delimiter = ',')]
+    pub tags: Vec<String>,
+    /// Cases asked at once
+    #[arg(long, value_name = "N", default_value_t = 1, value_parser = parse_jobs)]
+    pub jobs: usize,
+    /// Exit 1 when the pass rate is below RATE (0.8 or 80%)
+    #[arg(long, value_name = "RATE", value_parser = crate::eval::report::parse_rate)]
+    pub min: Option<f64>,
+    /// Say which cases changed since an earlier JSON report
+    #[arg(long, value_name = "REPORT.json")]
+    pub compare: Option<std::path::PathBuf>,
+    /// Send no verified examples with the questions
+    #[arg(long)]
+    pub no_examples: bool,
+    /// Relative tolerance when comparing numbers
+    #[arg(long, value_name = "X", default_value_t = 1e-6)]
+    pub tolerance: f64,
+    /// Report format: table, json, csv or markdown (default: from -o's extension, else table)
+    #[arg(short = 'f', long, value_name = "FORMAT")]
+    pub format: Option<EvalFormat>,
+    /// Write the report to FILE (stdout then gets the summary)
+    #[arg(short = 'o', long, value_name = "FILE")]
+    pub output: Option<std::path::PathBuf>,
+    #[command(flatten)]
+    pub model: ModelArgs,
+}
+
+impl Default for EvalArgs {
+    fn default() -> Self {
+        EvalArgs {
+            suite: std::path::PathBuf::new(),
+            source: None,
+            tags: Vec::new(),
+            jobs: 1,
+            min: None,
+            compare: None,
+            no_examples: false,
+            tolerance: 1e-6,
+            format: None,
+            output: None,
+            model: ModelArgs::default(),
+        }
+    }
+}
+
+/// The formats of an eval report.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum EvalFormat {
+    Table,
+    Json,
+    Csv,
+    Markdown,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum ExamplesCommand {
+    /// List a source's verified examples
+    List {
+        /// Data source (default: the default saved source)
+        #[arg(value_name = "SOURCE")]
+        source: Option<String>,
+    },
+    /// Keep a question and its SQL as a verified example (the SQL is checked first)
+    Add {
+        /// Data source (a saved name, a path or a URL)
+        #[arg(value_name = "SOURCE")]
+        source: String,
+        #[arg(long, value_name = "TEXT")]
+        question: String,
+        #[arg(long, value_name = "SQL")]
+        sql: String,
+    },
+    /// Forget an example
+    Rm {
+        /// Data source
+        #[arg(value_name = "SOURCE")]
+        source: String,
+        /// The example's id (see `aiq examples list`)
+        id: String,
+    },
+    /// Add the examples of a suite (TOML) or a CSV file with `question,sql`
+    Import {
+        /// Data source
+        #[arg(value_name = "SOURCE")]
+        source: String,
+        #[arg(value_name = "FILE")]
+        file: std::path::PathBuf,
+    },
+    /// Run every example's SQL through the gate against today's schema and name those that no longer work
+    Check {
+        /// Data source (default: the default saved source)
+        #[arg(value_name = "SOURCE")]
+        source: Option<String>,
+    },
 }
 
 #[derive(Debug, Subcommand)]
@@ -372,6 +491,14 @@ pub enum ConfigCommand {
     Path,
     /// Write a commented config file if there is none
     Init,
+}
+
+/// `--jobs`: cases at once, 1 to 64.
+fn parse_jobs(s: &str) -> Result<usize, String> {
+    match s.trim().parse::<usize>() {
+        Ok(n) if (1..=64).contains(&n) => Ok(n),
+        _ => Err(format!("`{s}` is not a number of jobs from 1 to 64")),
+    }
 }
 
 fn parse_format(s: &str) -> Result<Format, String> {

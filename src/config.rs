@@ -23,11 +23,29 @@ pub struct Config {
     pub query: QueryConfig,
     pub lua: LuaConfig,
     pub mcp: McpConfig,
+    /// `[examples]`: verified examples sent with questions (SPEC §14).
+    pub examples: ExamplesConfig,
     pub sources: SavedSources,
     /// `[privacy]`: what leaves the machine, for every source (SPEC §4.3).
     pub privacy: crate::privacy::PrivacyConfig,
     /// Things worth telling the user (for example loose file permissions).
     pub warnings: Vec<String>,
+}
+
+/// `[examples]`: how many verified examples go with a question (SPEC §14).
+#[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct ExamplesConfig {
+    /// The most similar examples sent with each question (0: none).
+    pub max: usize,
+}
+
+impl Default for ExamplesConfig {
+    fn default() -> Self {
+        ExamplesConfig {
+            max: crate::examples::DEFAULT_MAX,
+        }
+    }
 }
 
 /// `[llm]`: the model settings (used by the question modes).
@@ -165,6 +183,8 @@ struct FileConfig {
     #[serde(default)]
     mcp: McpConfig,
     #[serde(default)]
+    examples: ExamplesConfig,
+    #[serde(default)]
     sources: toml::Table,
     #[serde(default)]
     privacy: crate::privacy::PrivacyConfig,
@@ -213,6 +233,7 @@ impl Config {
             query: file.query,
             lua: file.lua,
             mcp: file.mcp,
+            examples: file.examples,
             sources,
             privacy: file.privacy,
             warnings,
@@ -467,6 +488,9 @@ pub const TEMPLATE: &str = r#"# aiq configuration. Every key is optional; the va
 # max_rows = 500                 # rows one result returns at most
 # max_bytes = 262144             # bytes of result rows (as JSON) one result returns at most
 # max_concurrent = 4             # tool calls running at once; more are refused as busy
+
+[examples]                       # verified examples (`/good`, `aiq examples`)
+# max = 3                        # the most similar sent with a question; 0 sends none
 
 # Saved sources: `aiq sources add NAME PATH_OR_URL` writes them below, e.g.
 #   [sources.shop]

@@ -26,7 +26,7 @@ use crate::source::{self, strip_password, OpenOptions, Resolved, SourceError};
 pub struct Context<'a> {
     pub config: &'a Config,
     pub global: &'a GlobalArgs,
-    pub env: &'a dyn Fn(&str) -> Option<String>,
+    pub env: &'a (dyn Fn(&str) -> Option<String> + Sync),
 }
 
 impl Context<'_> {
@@ -206,6 +206,7 @@ impl Context<'_> {
             },
         );
         thread.set_view(opened.guard, opened.notes);
+        thread.set_examples(opened.examples);
         let (format, _) = output_setup(self, run);
         let mut conversation = Conversation::new(
             thread,
@@ -265,12 +266,15 @@ fn open_named(
     let privacy = privacy_of(config, &resolved.label, tables);
     let (guard, catalog) = Guard::new(privacy, &full);
     let (session_name, label) = names_of(config, &resolved.label);
-    let notes = Notes::load(&config.home, &crate::notes::key(&session_name));
+    let key = crate::notes::key(&session_name);
+    let notes = Notes::load(&config.home, &key);
+    let examples = crate::agent::verified::Verified::load(&config.home, &key, config.examples.max);
     Ok(Opened {
         source,
         catalog,
         guard,
         notes,
+        examples,
         session_name,
         label,
     })

@@ -84,6 +84,8 @@ fn name(command: &Command) -> &'static str {
         Command::Logs { .. } => "aiq logs",
         Command::Demo { .. } => "aiq demo",
         Command::Mcp(_) => "aiq mcp",
+        Command::Eval(_) => "aiq eval",
+        Command::Examples(_) => "aiq examples",
         Command::Completions { .. } => "aiq completions",
     }
 }
@@ -95,6 +97,8 @@ fn uses_tables(command: &Command) -> bool {
         Command::Schema { .. }
         | Command::Demo { .. }
         | Command::Mcp(_)
+        | Command::Eval(_)
+        | Command::Examples(_)
         | Command::Doctor { .. } => true,
         Command::Notes(_)
         | Command::Sessions { .. }

@@ -55,6 +55,11 @@ pub fn notes_file(home: &Path, key: &str) -> PathBuf {
     home.join("notes").join(format!("{key}.md"))
 }
 
+/// A source's verified examples, `examples/KEY.jsonl` (the key as notes').
+pub fn examples_file(home: &Path, key: &str) -> PathBuf {
+    home.join("examples").join(format!("{key}.jsonl"))
+}
+
 /// The audit log's folder, `logs/`.
 pub fn logs_dir(home: &Path) -> PathBuf {
     home.join("logs")

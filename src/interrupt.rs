@@ -29,8 +29,9 @@ pub fn install() {
     });
 }
 
-/// For the chat: Ctrl-C only ever cancels the turn in flight; the process
-/// (and the conversation) goes on.
+/// For the chat and `aiq eval`: Ctrl-C only ever cancels what is in
+/// flight; the process goes on (the chat to its next question, an
+/// evaluation to the summary of the cases done).
 pub fn install_for_chat() {
     KEEP_RUNNING.store(true, Ordering::SeqCst);
     install();

@@ -46,6 +46,8 @@ pub mod config;
 pub mod context;
 pub mod demo;
 pub mod error;
+pub mod eval;
+pub mod examples;
 pub mod flags;
 pub mod frontend;
 pub mod home;

@@ -348,6 +348,19 @@ impl Guard {
         code.filter(|c| self.reads_redacted(c)).map(|_| WITHHELD)
     }
 
+    /// A verified example's SQL as a request may carry it (SPEC §14):
+    /// `None` when it names a hidden table (the example is never sent);
+    /// with its quoted values masked when it reads a redacted column.
+    pub fn example_sql(&self, sql: &str, dialect: crate::safety::Dialect) -> Option<String> {
+        if let Some(hidden) = &self.hidden {
+            hidden.check(sql, dialect).ok()?;
+        }
+        if self.reads_redacted(sql) {
+            return Some(errors::mask_quoted(sql, &self.names, &[]));
+        }
+        Some(sql.to_string())
+    }
+
     /// `text` (an engine's error) with every hidden table's name replaced:
     /// an engine's "did you mean" must not name one to the model.
     pub fn scrub(&self, text: &str) -> String {

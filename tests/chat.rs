@@ -550,3 +550,47 @@ fn ctrl_c_in_every_phase_leaves_the_next_turn_working() {
     p.expect("Current session saved to").unwrap();
     assert!(exit_code(&p).contains(", 0)"));
 }
+
+/// `/edit` puts the last SQL on the next input line as `/sql …`: Enter
+/// runs it as it is, or as changed, through the gate.
+#[test]
+fn edit_puts_the_last_sql_in_the_line_to_change_and_run() {
+    let sb = Sandbox::new();
+    let db = sb.shop_sqlite();
+    let server = ModelServer::start(vec![fenced(
+        "SELECT country, count(*) AS n FROM customers GROUP BY country ORDER BY country",
+    )]);
+    let mut p = spawn_in(&sb, &server, &[db.to_str().unwrap()], "xterm");
+    let prompt = |p: &mut OsSession| {
+        p.expect("aiq[shop.db]> ").unwrap();
+        std::thread::sleep(Duration::from_millis(300));
+    };
+    prompt(&mut p);
+    p.send_line("customers per country?").unwrap();
+    p.expect("FR").unwrap();
+    prompt(&mut p);
+    p.send_line("/edit").unwrap();
+    p.expect("/sql SELECT country, count(*) AS n FROM customers GROUP BY country ORDER BY country")
+        .unwrap();
+    std::thread::sleep(Duration::from_millis(300));
+    // The cursor is at the end: narrow it, and run.
+    p.send_line(" LIMIT 1").unwrap();
+    p.expect("│ DE      ┆ 2 │").unwrap();
+    prompt(&mut p);
+    p.send_line("/sql SELECT count(*) AS everyone FROM customers")
+        .unwrap();
+    p.expect("everyone").unwrap();
+    prompt(&mut p);
+    p.send_line("/edit").unwrap();
+    p.expect("/sql SELECT count(*) AS everyone FROM customers")
+        .unwrap();
+    std::thread::sleep(Duration::from_millis(300));
+    p.send_line(" WHERE vip").unwrap();
+    p.expect("everyone").unwrap();
+    p.expect("2 │").unwrap();
+    prompt(&mut p);
+    p.send_line("/exit").unwrap();
+    p.expect("Current session saved").unwrap();
+    // One model request: /edit and /sql never ask the model.
+    assert_eq!(server.chats().len(), 1);
+}

@@ -365,3 +365,35 @@ fn read_only_sql_the_engine_accepts_runs() {
     assert_reads(&sb, &duck, READS_DUCKDB);
     assert_unchanged(&sb, &before);
 }
+
+/// A `PIVOT` without an `IN` list inside a query makes DuckDB run a
+/// statement of its own first (a type of the pivoted values), which no
+/// reading covers: refused with how to write it, and that form runs.
+#[test]
+fn a_pivot_in_a_query_without_its_values_says_how_to_write_it() {
+    let sb = Sandbox::new();
+    let duck = sb.shop_duckdb();
+    let before = files(&sb);
+    let out = sb
+        .aiq()
+        .arg(&duck)
+        .args([
+            "-e",
+            "WITH p AS (PIVOT orders ON status USING count(*)) SELECT count(*) AS n FROM p",
+        ])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(5), "{}", stderr_of(&out));
+    let text = stderr_of(&out);
+    assert!(text.contains("PIVOT without an IN list"), "{text}");
+    assert!(text.contains("IN ('a', 'b')"), "{text}");
+    assert_reads(
+        &sb,
+        &duck,
+        &[(
+            "WITH p AS (PIVOT orders ON status IN ('delivered', 'shipped', 'cancelled') USING count(*)) SELECT count(*) AS n FROM p",
+            "n\n6",
+        )],
+    );
+    assert_unchanged(&sb, &before);
+}

@@ -33,6 +33,14 @@ pub const COMMANDS: &[(&str, &str)] = &[
         "/chart",
         "chart the last result: /chart [KIND] [x=COL] [y=COL,…] [> FILE.svg|png]",
     ),
+    (
+        "/good",
+        "keep the last question and its SQL as a verified example for this source",
+    ),
+    (
+        "/edit",
+        "put the last SQL in the input line to change and run it",
+    ),
     ("/exit", "save the session and leave (also /quit, Ctrl-D)"),
     ("/quit", "save the session and leave"),
 ];
@@ -55,6 +63,10 @@ pub enum SlashCommand {
     /// A line for the source's notes.
     Note(String),
     Chart(ChartSpec),
+    /// Keep the last question and its SQL as a verified example.
+    Good,
+    /// Put the last SQL in the input line.
+    Edit,
     Exit,
     /// Not a command; the text says why and what was meant.
     Unknown(String),
@@ -94,6 +106,8 @@ pub fn parse(line: &str) -> SlashCommand {
             Ok(spec) => SlashCommand::Chart(spec),
             Err(why) => SlashCommand::Unknown(why),
         },
+        "/good" => SlashCommand::Good,
+        "/edit" => SlashCommand::Edit,
         "/exit" | "/quit" => SlashCommand::Exit,
         _ => SlashCommand::Unknown(match nearest(name) {
             Some(near) => {

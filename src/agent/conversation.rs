@@ -37,6 +37,8 @@ pub struct Opened {
     pub guard: crate::privacy::Guard,
     /// The source's notes.
     pub notes: crate::notes::Notes,
+    /// The source's verified examples (SPEC §14).
+    pub examples: super::verified::Verified,
     /// What a session file records: the saved name, or the absolute path /
     /// the URL without password.
     pub session_name: String,
@@ -114,6 +116,8 @@ pub struct Conversation {
     notes_key: String,
     /// The last result, for `/chart`.
     last: LastResult,
+    /// The last SQL run or answered, for `/edit`.
+    last_sql: Option<String>,
     /// What the model writes (`--mode`, `/mode`).
     mode: Mode,
     /// The Lua sandbox's limits (`[lua]`).
@@ -160,6 +164,7 @@ impl Conversation {
             opener: options.opener,
             notes_key,
             last: LastResult::default(),
+            last_sql: None,
             mode: Mode::Sql,
             lua: LuaConfig::default(),
             source_name,
@@ -320,8 +325,29 @@ impl Conversation {
         let result = self
             .thread
             .ask(question, &mut self.last.tee(sink, Some(question)));
+        if let Some(sql) = self
+            .thread
+            .history()
+            .last()
+            .filter(|m| m.role == crate::llm::Role::Assistant)
+            .and_then(|m| m.sql.clone())
+        {
+            self.last_sql = Some(sql);
+        }
         self.save(sink, false);
         result
+    }
+
+    /// Sends no verified examples with questions (`aiq eval --no-examples`).
+    pub fn without_examples(&mut self) {
+        let max = self.thread.examples_max();
+        self.thread
+            .set_examples(super::verified::Verified::new(Vec::new(), max));
+    }
+
+    /// The last SQL run or answered (what `/edit` offers).
+    pub fn last_sql(&self) -> Option<&str> {
+        self.last_sql.as_deref()
     }
 
     /// The last result (for `/chart`, and `--chart` after a single question).
@@ -352,6 +378,7 @@ impl Conversation {
     /// Carries out a slash command.
     pub fn apply(&mut self, command: SlashCommand, sink: &mut dyn EventSink) -> Flow {
         if let SlashCommand::Sql(sql) = &command {
+            self.last_sql = Some(sql.clone());
             let _ = self.thread.run_sql(sql, &mut self.last.tee(sink, None));
             self.save(sink, false);
             return Flow::Continue;
@@ -406,6 +433,13 @@ impl Conversation {
             SlashCommand::Source(name) => self.switch_source(&name, sink),
             SlashCommand::Note(text) => self.note(&text, sink),
             SlashCommand::Chart(spec) => self.chart(&spec, sink),
+            SlashCommand::Good => self.good(sink),
+            SlashCommand::Edit => match &self.last_sql {
+                Some(sql) => show(Event::Edit(sql.clone())),
+                None => show(Event::CommandFailed(
+                    "no SQL yet to edit: ask a question or run /sql first".into(),
+                )),
+            },
             SlashCommand::Exit => return Flow::Exit,
             SlashCommand::Unknown(message) => show(Event::CommandFailed(message)),
             // Runs as a statement turn in `apply`.
@@ -489,6 +523,58 @@ impl Conversation {
         Event::CommandFailed(format!("no table named {name}{near}"))
     }
 
+    /// `/good`: the last question and the SQL that answered it become a
+    /// verified example of this source (SPEC §14), sent from the next
+    /// similar question on.
+    fn good(&mut self, sink: &mut dyn EventSink) {
+        let history = self.thread.history();
+        let pair = history
+            .iter()
+            .rposition(|m| m.role == crate::llm::Role::User)
+            .and_then(|q| {
+                let answer = history.get(q + 1)?;
+                Some((history[q].content.clone(), answer))
+            });
+        let Some((question, answer)) = pair else {
+            let _ = sink.event(Event::CommandFailed(
+                "no question yet: ask one, check its answer, then /good keeps it".into(),
+            ));
+            return;
+        };
+        let why_not = match (&answer.sql, &answer.error) {
+            (None, _) => Some("the last answer has no SQL to keep"),
+            (Some(_), Some(_)) => {
+                Some("the last answer's SQL failed; fix it with /edit, then ask again")
+            }
+            (Some(_), None) => None,
+        };
+        if let Some(why) = why_not {
+            let _ = sink.event(Event::CommandFailed(why.into()));
+            return;
+        }
+        let sql = answer.sql.clone().unwrap_or_default();
+        let schema = self.thread.fingerprint();
+        let path = crate::home::examples_file(&self.home, &self.notes_key);
+        match super::verified::add_locked(&path, &question, &sql, &schema) {
+            Ok(id) => {
+                self.thread.set_examples(super::verified::Verified::load(
+                    &self.home,
+                    &self.notes_key,
+                    self.thread.examples_max(),
+                ));
+                let _ = sink.event(Event::Notice(format!(
+                    "Kept as verified example {id} in {}; similar questions get it from now on.",
+                    path.display()
+                )));
+            }
+            Err(e) => {
+                let _ = sink.event(Event::CommandFailed(format!(
+                    "cannot keep the example: {e} (check that $AIQ_HOME is writable)"
+                )));
+            }
+        }
+    }
+
     /// `/note TEXT`: a line in the source's notes, which the model gets
     /// from the next question on.
     fn note(&mut self, text: &str, sink: &mut dyn EventSink) {
@@ -522,6 +608,7 @@ impl Conversation {
                 let tables = o.catalog.tables.len();
                 self.thread.set_source(o.source, o.catalog);
                 self.thread.set_view(o.guard, o.notes);
+                self.thread.set_examples(o.examples);
                 let _ = sink.event(Event::Notice(format!(
                     "Now using {} ({tables} tables); the conversation is kept.",
                     self.label

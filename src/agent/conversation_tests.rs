@@ -27,6 +27,7 @@ impl SourceOpener for DirOpener {
             catalog,
             guard: crate::privacy::Guard::default(),
             notes: crate::notes::Notes::default(),
+            examples: Default::default(),
             session_name: name.into(),
             label: name.into(),
         })
@@ -399,4 +400,100 @@ fn a_note_joins_the_schema_and_the_notes_file() {
         listing.contains("table t (~2 rows) -- note: Counts in t are per day."),
         "{listing}"
     );
+}
+
+/// `/good` keeps the last question and its SQL as a verified example of
+/// the source (SPEC §14): refused before any answer and after a failed
+/// one, stored once per question, and sent with the next similar
+/// question — never with the same question again.
+#[test]
+fn good_keeps_the_last_answer_as_an_example_for_similar_questions() {
+    let dir = tempfile::tempdir().unwrap();
+    let (mut c, seen) = conversation(
+        dir.path(),
+        vec![
+            sql("SELECT nope FROM nowhere"),
+            sql("SELECT nope FROM nowhere"),
+            sql("SELECT nope FROM nowhere"),
+            sql("SELECT month, n FROM t ORDER BY month"),
+            sql("SELECT month, n FROM t"),
+        ],
+        Keep::Nothing,
+    );
+    let (_, s) = submit(&mut c, "/good", false);
+    assert!(
+        texts(&s)[0].starts_with("failed: no question yet"),
+        "{:?}",
+        texts(&s)
+    );
+    submit(&mut c, "monthly counts please", false);
+    let (_, s) = submit(&mut c, "/good", false);
+    assert!(texts(&s)[0].contains("failed"), "{:?}", texts(&s));
+    submit(&mut c, "How many per month?", false);
+    let (_, s) = submit(&mut c, "/good", false);
+    assert!(
+        texts(&s)[0].starts_with("notice: Kept as verified example 1"),
+        "{:?}",
+        texts(&s)
+    );
+    // Twice for one question keeps one example.
+    submit(&mut c, "/good", false);
+    let file = dir.path().join("home/examples/t.db.jsonl");
+    let stored = crate::examples::Store::load(&file).unwrap();
+    assert_eq!(stored.examples.len(), 1);
+    assert_eq!(stored.examples[0].question, "How many per month?");
+    assert_eq!(
+        stored.examples[0].sql,
+        "SELECT month, n FROM t ORDER BY month"
+    );
+    // A similar question carries it; the request says so.
+    submit(&mut c, "how many for each month", false);
+    let requests = seen.lock().unwrap();
+    let system = &requests.last().unwrap()[0].content;
+    assert!(
+        system.contains("Verified examples")
+            && system
+                .contains("Q: How many per month?\nSQL: SELECT month, n FROM t ORDER BY month"),
+        "{system}"
+    );
+}
+
+/// `/edit` hands the front end the last SQL (the model's, failed or not,
+/// or one typed with `/sql`) to put in the input line.
+#[test]
+fn edit_offers_the_last_sql() {
+    let dir = tempfile::tempdir().unwrap();
+    let (mut c, _) = conversation(
+        dir.path(),
+        vec![
+            sql("SELECT month FROM t"),
+            sql("SELECT nope FROM t"),
+            sql("SELECT nope FROM t"),
+            sql("SELECT nope FROM t"),
+        ],
+        Keep::Nothing,
+    );
+    let edit = |s: &Recorder| {
+        s.events.iter().find_map(|e| match e {
+            Event::Edit(sql) => Some(sql.clone()),
+            _ => None,
+        })
+    };
+    let (_, s) = submit(&mut c, "/edit", false);
+    assert!(edit(&s).is_none());
+    assert!(
+        texts(&s)[0].starts_with("failed: no SQL yet"),
+        "{:?}",
+        texts(&s)
+    );
+    submit(&mut c, "months?", false);
+    let (_, s) = submit(&mut c, "/edit", false);
+    assert_eq!(edit(&s).as_deref(), Some("SELECT month FROM t"));
+    submit(&mut c, "a broken one", false);
+    let (_, s) = submit(&mut c, "/edit", false);
+    assert_eq!(edit(&s).as_deref(), Some("SELECT nope FROM t"));
+    submit(&mut c, "/sql SELECT n FROM t", false);
+    let (_, s) = submit(&mut c, "/edit", false);
+    assert_eq!(edit(&s).as_deref(), Some("SELECT n FROM t"));
+    assert_eq!(c.last_sql(), Some("SELECT n FROM t"));
 }

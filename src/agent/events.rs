@@ -73,6 +73,9 @@ pub enum Event {
     /// A slash command could not do what was asked (unknown command, bad
     /// argument); the line says why.
     CommandFailed(String),
+    /// `/edit`: the front end puts this SQL in its input line, as a `/sql`
+    /// command to change and run.
+    Edit(String),
     /// The session file was written; front ends show where and how to
     /// continue it.
     SessionSaved(PathBuf),

@@ -56,6 +56,12 @@ pub fn message_bytes(messages: &[Message]) -> usize {
         .sum()
 }
 
+/// Bytes the verified examples may take of `room`: a quarter, and no
+/// more than 6,000 (three examples of ordinary size fit well within).
+pub fn examples_share(room: usize) -> usize {
+    (room / 4).min(6_000)
+}
+
 /// The share of the room (what the window leaves after the rules, the
 /// question and the turn so far) the history may take: older pairs beyond
 /// it give way first, so the schema keeps most of a small window.

@@ -37,6 +37,7 @@ mod thread;
 #[cfg(test)]
 mod thread_tests;
 pub mod tools;
+pub mod verified;
 
 use chrono::{DateTime, SecondsFormat, Utc};
 

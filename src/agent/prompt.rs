@@ -20,6 +20,8 @@ pub struct PromptFacts<'a> {
     pub allow_write: bool,
     /// The source's notes that name no table, as `- note` lines.
     pub notes: &'a str,
+    /// The verified examples' block (empty for none).
+    pub examples: &'a str,
     pub schema: &'a str,
     /// How to look at tables the schema lists by name only, when it does.
     pub look: Option<&'a str>,
@@ -61,7 +63,9 @@ pub fn system_prompt(f: &PromptFacts<'_>, kind: &dyn AnswerKind) -> String {
          - If the question needs no {code} (about the schema, or about an earlier answer), answer briefly in plain prose without a code block.\n\
          \n\
          {notes}\
+         {examples}\
          Schema:\n{schema}",
+        examples = f.examples,
         notes = if f.notes.is_empty() {
             String::new()
         } else {
@@ -113,6 +117,7 @@ mod tests {
             today: NaiveDate::from_ymd_opt(2026, 1, 26).unwrap(),
             allow_write: false,
             notes: "",
+            examples: "",
             schema,
             look: None,
         }

@@ -37,6 +37,8 @@ pub struct SchemaView<'a> {
     pub index: &'a LinkIndex,
     /// The notes that name no table, as `- note` lines.
     pub notes: &'a str,
+    /// The verified examples for the question, most similar first.
+    pub examples: &'a [super::verified::Shown],
     pub dialect: crate::safety::Dialect,
 }
 
@@ -51,8 +53,18 @@ pub fn system_for(
     kind: &dyn AnswerKind,
     with_tools: bool,
 ) -> (String, Option<String>) {
-    let ranked = rank(view.catalog, view.index, signals);
-    let budget = DEFAULT_SCHEMA_BUDGET.saturating_sub(view.notes.len());
+    let mut earlier: Vec<&str> = signals.earlier_sql.to_vec();
+    earlier.extend(view.examples.iter().map(|e| e.sql.as_str()));
+    let signals = Signals {
+        earlier_sql: &earlier,
+        ..*signals
+    };
+    let ranked = rank(view.catalog, view.index, &signals);
+    let (examples, _) = super::verified::block(
+        view.examples,
+        super::fit::examples_share(DEFAULT_SCHEMA_BUDGET),
+    );
+    let budget = DEFAULT_SCHEMA_BUDGET.saturating_sub(view.notes.len() + examples.len());
     let laid = layout(view.catalog, view.index, &ranked, budget);
     let partial = laid.named + laid.dropped > 0;
     let facts = PromptFacts {
@@ -61,6 +73,7 @@ pub fn system_for(
         today,
         allow_write,
         notes: view.notes,
+        examples: &examples,
         schema: &laid.text,
         look: partial.then(|| tools::how_to_look(with_tools)),
     };
@@ -132,6 +145,8 @@ pub struct Thread {
     /// What may leave the machine (SPEC §4.3).
     guard: Guard,
     notes: Notes,
+    /// Verified examples, the most similar sent with each question.
+    examples: super::verified::Verified,
     kind: Box<dyn AnswerKind>,
     /// What ranking needs of the catalog, built once per source.
     index: LinkIndex,
@@ -163,6 +178,7 @@ impl Thread {
             catalog,
             guard: Guard::default(),
             notes: Notes::default(),
+            examples: Default::default(),
             kind: Box::new(SqlAnswers),
             helpers: tools::standard(),
             archive: None,
@@ -224,6 +240,22 @@ impl Thread {
     pub fn set_view(&mut self, guard: Guard, notes: Notes) {
         self.guard = guard;
         self.set_notes(notes);
+    }
+
+    /// How many verified examples go with a question.
+    pub fn examples_max(&self) -> usize {
+        self.examples.max()
+    }
+
+    /// The source's fingerprint (what a verified example records of the
+    /// schema it was confirmed on), empty when the engine gives none.
+    pub fn fingerprint(&self) -> String {
+        self.source.fingerprint().unwrap_or_default()
+    }
+
+    /// The source's verified examples (none: `aiq eval --no-examples`).
+    pub fn set_examples(&mut self, examples: super::verified::Verified) {
+        self.examples = examples;
     }
 
     /// The source's notes changed (`/note`).
@@ -412,10 +444,12 @@ impl Thread {
     /// to fit (see [`system_for`]).
     pub fn system_for(&self, signals: &Signals<'_>) -> (String, Option<String>) {
         let notes = self.general_notes();
+        let examples = self.examples_for(signals.question);
         let view = SchemaView {
             catalog: &self.catalog,
             index: &self.index,
             notes: &notes,
+            examples: &examples,
             dialect: self.source.dialect(),
         };
         let today = self
@@ -430,6 +464,16 @@ impl Thread {
             self.kind.as_ref(),
             self.model.supports_tools(),
         )
+    }
+
+    /// The verified examples sent with questions `question`, privacy
+    /// applied.
+    pub fn examples_for(&self, question: &str) -> Vec<super::verified::Shown> {
+        if question.trim().is_empty() {
+            return Vec::new();
+        }
+        self.examples
+            .for_question(question, &self.guard, self.source.dialect())
     }
 
     /// The tools a request offers the model: the answer kind's, then the

@@ -33,9 +33,12 @@ impl Thread {
             .take(4)
             .map(|m| m.content.as_str())
             .collect();
+        let examples = self.examples_for(question);
+        // Tables an example's SQL reads rank up (SPEC §14).
         let earlier_sql: Vec<&str> = kept
             .iter()
             .filter_map(|m| m.sql.as_deref().or(m.lua.as_deref()))
+            .chain(examples.iter().map(|e| e.sql.as_str()))
             .collect();
         let signals = Signals {
             question,
@@ -54,6 +57,7 @@ impl Thread {
                 .unwrap_or_else(|| Utc::now().date_naive()),
             allow_write: self.options.allow_write,
             notes: &notes,
+            examples: "",
             schema: "",
             look: Some(look),
         };
@@ -63,18 +67,38 @@ impl Thread {
         let mut history = history_messages(kept, &self.guard);
         let dropped = fit::trim_history(&mut history, fit::history_share(room));
         let history_bytes = fit::message_bytes(&history);
-        // The general notes are counted against the schema's usual budget
-        // too (and, being in the rules, against the window).
-        let budget = fit::schema_budget(window.tokens, fixed + history_bytes)
-            .min(DEFAULT_SCHEMA_BUDGET.saturating_sub(notes.len()));
+        // The examples give way after the question and the rules, before
+        // the tables that matter less: they take at most their share of
+        // what the history leaves.
+        let (examples_text, examples_out) = super::super::verified::block(
+            &examples,
+            fit::examples_share(room.saturating_sub(history_bytes)),
+        );
+        // The general notes and the examples are counted against the
+        // schema's usual budget too (and, being in the rules, against the
+        // window).
+        let budget = fit::schema_budget(window.tokens, fixed + examples_text.len() + history_bytes)
+            .min(DEFAULT_SCHEMA_BUDGET.saturating_sub(notes.len() + examples_text.len()));
         let laid = layout(&self.catalog, &self.index, &ranked, budget);
         let partial = laid.named + laid.dropped > 0;
         facts.schema = &laid.text;
+        facts.examples = &examples_text;
         facts.look = partial.then_some(look);
         let system = system_prompt(&facts, self.kind.as_ref());
         let bytes = system.len() + fit::MESSAGE_OVERHEAD + history_bytes + fixed - rules;
+        let mut notice = fit_notice(&window, budget, dropped, &laid);
+        if examples_out > 0 {
+            let line = format!(
+                "{examples_out} of {} verified examples left out to fit the model's window",
+                examples.len()
+            );
+            notice = Some(match notice {
+                Some(n) => format!("{n}; {line}"),
+                None => line,
+            });
+        }
         Request {
-            notice: fit_notice(&window, budget, dropped, &laid),
+            notice,
             system,
             history,
             lookup_room: fit::lookup_share(room, tools::DESCRIBE_BUDGET),

@@ -52,6 +52,8 @@ pub struct Opening {
     pub reset: bool,
     /// The full-screen view instead of the chat.
     pub tui: bool,
+    /// The built-in evaluation suite instead of the chat.
+    pub eval: bool,
 }
 
 pub fn run(
@@ -68,6 +70,7 @@ pub fn run(
     let db = dir.join("shop.db");
     prepare_files(&dir, &db, opening.reset)?;
     let source = save_source(ctx.config, &db)?;
+    write_notes(&ctx.config.home, &source)?;
     // The config changed on disk: what follows sees the saved source.
     let config = Config::load(ctx.env)?;
     let ctx = Context {
@@ -75,6 +78,12 @@ pub fn run(
         global: ctx.global,
         env: ctx.env,
     };
+    if opening.eval {
+        let mut unused = crate::flags::run_given(run);
+        unused.extend(crate::flags::ask_given(ask));
+        crate::flags::refuse(&unused, "aiq demo --eval")?;
+        return super::eval::demo(&ctx, &source, &ask.model);
+    }
     if run.execute.is_some() {
         return direct::run(&ctx, Some(&source), run);
     }
@@ -119,6 +128,17 @@ pub fn run(
             .ok()
             .map(|m| format!("{} {}", m.provider(), m.model())),
     )
+}
+
+/// Gives the shop its notes (the business rules its schema cannot show)
+/// unless it has notes already: a person's own are never replaced.
+fn write_notes(home: &Path, source: &str) -> Result<(), AiqError> {
+    let path = crate::home::notes_file(home, &crate::notes::key(source));
+    if path.exists() {
+        return Ok(());
+    }
+    crate::notes::write(home, &path, crate::demo::NOTES)
+        .map_err(|e| AiqError::Usage(format!("cannot write {}: {e}", path.display())))
 }
 
 /// Writes the shop unless it is there and readable (or `reset` asks).

@@ -6,6 +6,8 @@
 pub mod config_cmd;
 pub mod demo;
 pub mod doctor;
+pub mod eval;
+pub mod examples;
 pub mod logs;
 pub mod notes;
 pub mod schema;
@@ -27,7 +29,14 @@ pub fn dispatch(ctx: &Context<'_>, command: Command) -> Result<(), AiqError> {
             source,
             refresh,
             as_sent,
-        } => schema::run(ctx, source.as_deref(), refresh, as_sent),
+            question,
+        } => schema::run(
+            ctx,
+            source.as_deref(),
+            refresh,
+            as_sent,
+            question.as_deref(),
+        ),
         Command::Notes(action) => notes::run(ctx, action),
         Command::Sessions { action } => sessions::run(ctx, action),
         Command::Sources(cmd) => sources::run(ctx, cmd),
@@ -37,9 +46,12 @@ pub fn dispatch(ctx: &Context<'_>, command: Command) -> Result<(), AiqError> {
         Command::Demo {
             reset,
             tui,
+            eval,
             run,
             ask,
-        } => demo::run(ctx, demo::Opening { reset, tui }, &run, &ask),
+        } => demo::run(ctx, demo::Opening { reset, tui, eval }, &run, &ask),
+        Command::Eval(args) => eval::run(ctx, &args),
+        Command::Examples(cmd) => examples::run(ctx, cmd),
         Command::Mcp(args) => crate::mcp::run(ctx, &args),
         Command::Completions { shell } => {
             let mut out = Vec::new();

@@ -17,6 +17,7 @@ pub fn run(
     source_arg: Option<&str>,
     refresh: bool,
     as_sent: bool,
+    question: Option<&str>,
 ) -> Result<(), AiqError> {
     let waiting = crate::frontend::progress::opening(ctx, source_arg);
     // The catalog as read: its text straight from the cache when the
@@ -46,7 +47,7 @@ pub fn run(
         ));
     }
     let text = if as_sent {
-        as_sent_text(&opened)
+        as_sent_text(&opened, question.unwrap_or(""))
     } else {
         described(&opened)
     };
@@ -71,19 +72,28 @@ fn described(opened: &Opened) -> String {
 /// The system message of a first question that names nothing in the
 /// schema (a question's words reorder the tables, and a small model
 /// window thins them), then what else a request carries.
-pub fn as_sent_text(opened: &Opened) -> String {
+pub fn as_sent_text(opened: &Opened, question: &str) -> String {
     let mut catalog = opened.catalog.clone();
     opened.notes.attach(&mut catalog);
     let index = LinkIndex::new(&catalog);
     let notes = opened.notes.general(&opened.catalog);
+    let dialect = opened.source.dialect();
+    let examples = if question.trim().is_empty() {
+        Vec::new()
+    } else {
+        opened
+            .examples
+            .for_question(question, &opened.guard, dialect)
+    };
     let view = SchemaView {
         catalog: &catalog,
         index: &index,
         notes: &notes,
-        dialect: opened.source.dialect(),
+        examples: &examples,
+        dialect,
     };
     let signals = Signals {
-        question: "",
+        question,
         recent: &[],
         earlier_sql: &[],
     };
@@ -134,6 +144,17 @@ pub fn as_sent_text(opened: &Opened) -> String {
             hiding.join("; ")
         ));
     }
+    let stored = opened.examples.len();
+    out.push_str(&match (stored, question.trim().is_empty()) {
+        (0, _) => "-- verified examples: none stored (`/good` in the chat, `aiq examples add`)\n".to_string(),
+        (n, true) => format!(
+            "-- verified examples: {n} stored; the most similar to a question go with it (give one with --question to see them)\n"
+        ),
+        (n, false) => format!(
+            "-- verified examples: {} of {n} stored sent with this question (those reading hidden tables never are)\n",
+            examples.len()
+        ),
+    });
     out.push_str(
         "-- tools offered: run_sql, list_tables, describe_tables, search_history, get_turn\n",
     );

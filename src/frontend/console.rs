@@ -248,6 +248,7 @@ impl EventSink for Console<'_> {
             | Event::Notice(_)
             | Event::Warning(_)
             | Event::CommandFailed(_)
+            | Event::Edit(_)
             | Event::SessionSaved(_) => {
                 self.stop_spinner();
                 self.end_stream();

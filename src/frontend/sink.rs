@@ -231,6 +231,12 @@ impl EventSink for Collector<'_> {
             Event::Notice(text) => stderr_line(&text),
             Event::Warning(text) => stderr_line(&format!("aiq: warning: {text}")),
             Event::CommandFailed(text) => stderr_line(&format!("aiq: {text}")),
+            // A line editor puts it in its input; elsewhere it is shown.
+            Event::Edit(sql) => {
+                self.out.write_all(sql.as_bytes())?;
+                self.out.write_all(b"\n")?;
+                self.out.flush()?;
+            }
             Event::SessionSaved(path) => stderr_line(saved_lines(&path).trim_end()),
             Event::TurnFinished(outcome) => {
                 // A result cut short (an error mid-stream) still closes cleanly.

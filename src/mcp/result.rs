@@ -240,6 +240,7 @@ impl EventSink for ResultSink<'_> {
             | Event::ToolResult { .. }
             | Event::Usage(_)
             | Event::Listing(_)
+            | Event::Edit(_)
             | Event::SessionSaved(_)
             | Event::StatusChanged(_)
             | Event::Output(_)

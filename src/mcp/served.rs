@@ -41,6 +41,8 @@ pub struct OpenSource {
     /// What may leave the machine.
     pub guard: crate::privacy::Guard,
     pub notes: crate::notes::Notes,
+    /// Its verified examples (SPEC §14).
+    pub examples: crate::agent::verified::Verified,
 }
 
 impl Entry {
@@ -98,6 +100,7 @@ impl Entry {
             described: Arc::new(described),
             guard: opened.guard,
             notes: opened.notes,
+            examples: opened.examples,
         });
         *open = Some(Arc::clone(&o));
         Ok(o)

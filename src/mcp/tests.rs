@@ -41,6 +41,7 @@ impl SourceOpener for FileOpener {
             catalog,
             guard,
             notes: crate::notes::Notes::parse(notes),
+            examples: Default::default(),
             session_name: name.into(),
             label: name.into(),
         })
@@ -546,4 +547,77 @@ fn names_come_from_files_folders_and_urls() {
     assert_eq!(name_for("postgres://db:5432", &server), "db_5432");
     assert_eq!(unique("shop", &["shop", "shop_2"]), "shop_3");
     assert_eq!(unique("shop", &["other"]), "shop");
+}
+
+/// A source with verified examples (SPEC §14).
+struct WithExamples(FileOpener);
+
+impl SourceOpener for WithExamples {
+    fn open(&self, name: &str) -> Result<Opened, String> {
+        let mut opened = self.0.open(name)?;
+        let example = crate::examples::Example {
+            id: "1".into(),
+            question: "How many orders per country?".into(),
+            sql: "SELECT c.country, count(*) FROM orders o JOIN customers c ON c.id = o.customer_id GROUP BY 1".into(),
+            added: "2026-01-01T00:00:00Z".into(),
+            schema: String::new(),
+        };
+        opened.examples = crate::agent::verified::Verified::new(vec![example], 3);
+        Ok(opened)
+    }
+}
+
+#[test]
+fn describe_schema_and_ask_carry_the_verified_examples() {
+    let f = fixture();
+    let seen: crate::agent::testkit::Seen = Arc::default();
+    let script = Arc::new(Mutex::new(Some(vec![sql("SELECT count(*) FROM orders")])));
+    let model_seen = Arc::clone(&seen);
+    let t = Tools {
+        served: Served::new(
+            vec![Entry::new(
+                "shop".into(),
+                f.db.display().to_string(),
+                Ok(EngineKind::Sqlite),
+                f.db.display().to_string(),
+                Box::new(WithExamples(FileOpener {
+                    allow_write: false,
+                    view: None,
+                })),
+            )],
+            None,
+        ),
+        model: Some(ModelSource {
+            label: "fake fake-1".into(),
+            connect: Box::new(move || {
+                let replies = script.lock().unwrap().take().unwrap_or_default();
+                Ok(Box::new(FakeModel::new(replies, Arc::clone(&model_seen))))
+            }),
+        }),
+        ..tools(&f, false)
+    };
+    let r = call(
+        &t,
+        "describe_schema",
+        json!({"question": "number of orders in each country"}),
+    );
+    assert!(
+        r.text
+            .contains("Q: How many orders per country?\nSQL: SELECT c.country"),
+        "{}",
+        r.text
+    );
+    let r = call(
+        &t,
+        "describe_schema",
+        json!({"question": "list the customers' names"}),
+    );
+    assert!(!r.text.contains("Verified examples"), "{}", r.text);
+    let r = call(&t, "ask", json!({"question": "orders for every country?"}));
+    assert!(!r.is_error, "{}", r.text);
+    let system = seen.lock().unwrap()[0][0].content.clone();
+    assert!(
+        system.contains("Q: How many orders per country?"),
+        "{system}"
+    );
 }

@@ -314,6 +314,15 @@ impl Tools {
             text.push_str("-- notes about this data from the user (follow them):\n");
             text.push_str(&notes);
         }
+        // The verified examples most like the question (SPEC §14).
+        let shown = question
+            .map(|q| open.examples.for_question(q, &open.guard, dialect))
+            .unwrap_or_default();
+        let (examples, _) = crate::agent::verified::block(&shown, 6_000);
+        if !examples.is_empty() {
+            text.push_str("-- ");
+            text.push_str(&examples);
+        }
         if schema.trim().is_empty() {
             text.push_str("-- no tables or views\n");
         }
@@ -423,6 +432,7 @@ impl Tools {
             },
         );
         thread.set_view(open.guard.clone(), open.notes.clone());
+        thread.set_examples(open.examples.clone());
         let canceller = thread.canceller();
         let _hook = cancel.on_cancel(move || canceller.cancel());
         let mut sink = ResultSink::new(self.caps, consent);

@@ -36,6 +36,9 @@ pub struct EngineReading {
     /// one: SHOW, DESCRIBE, SUMMARIZE, PIVOT, CALL of a table function,
     /// EXPLAIN of a query): with `writes` false, it only reads.
     pub query: bool,
+    /// Statements the engine adds of its own before this one (DuckDB makes
+    /// a type of a `PIVOT`'s values when it has no `IN` list).
+    pub added: usize,
 }
 
 const ENGINE_STATE: &str =
@@ -203,6 +206,17 @@ pub(super) fn judge(
         Err(Refusal::Unparsable { .. } | Refusal::Multiple(_)) if engine_reads => {
             (Class::Read, reading.kind.clone())
         }
+        // The engine runs statements of its own first, which no reading
+        // covers: say how to write it so that one statement does it all.
+        Err(Refusal::Unparsable { dialect, .. }) if reading.added > 0 => {
+            return Err(Refusal::Unparsable {
+                dialect,
+                message: "DuckDB runs a statement of its own first for a PIVOT without an IN list \
+                          inside a query, which aiq cannot check; name the values: \
+                          PIVOT t ON column IN ('a', 'b') USING …"
+                    .into(),
+            })
+        }
         Err(refusal) => return Err(refusal),
     };
     match (class, calls_class(reading, dialect)) {
@@ -266,6 +280,7 @@ mod tests {
             calls: calls.iter().map(|s| s.to_string()).collect(),
             table_calls: table_calls.iter().map(|s| s.to_string()).collect(),
             query: true,
+            added: 0,
         }
     }
 

@@ -24,7 +24,7 @@ use sqlparser::tokenizer::{Token, Tokenizer};
 use classify::{classify, classify_pragma, statement_kind, Class};
 pub use classify::{pragma_changes_data, pragma_only_reads};
 pub use engine::{EngineReading, TABLE_NAMING_FUNCTIONS};
-pub use hidden::Hidden;
+pub use hidden::{is_catalog, Hidden};
 
 /// The SQL dialect a source speaks.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -82,6 +82,9 @@ pub struct CheckedSql {
     sql: String,
     access: Access,
     kind: String,
+    /// The tables hidden when it was checked: engines that can also deny
+    /// reads themselves (SQLite's authorizer) deny these while it runs.
+    hidden: Option<std::sync::Arc<Hidden>>,
 }
 
 impl CheckedSql {
@@ -100,6 +103,11 @@ impl CheckedSql {
         &self.kind
     }
 
+    /// The tables hidden from the source when it was checked.
+    pub fn hidden(&self) -> Option<&std::sync::Arc<Hidden>> {
+        self.hidden.as_ref()
+    }
+
     /// For engine tests that must prove layer 2 holds on its own.
     #[cfg(test)]
     pub(crate) fn unchecked_for_tests(sql: &str) -> Self {
@@ -107,6 +115,25 @@ impl CheckedSql {
             sql: sql.to_string(),
             access: Access::Write,
             kind: "TEST".into(),
+            hidden: None,
+        }
+    }
+
+    /// Like [`CheckedSql::unchecked_for_tests`], for a statement that reads.
+    #[cfg(test)]
+    pub(crate) fn unchecked_read_for_tests(sql: &str) -> Self {
+        CheckedSql {
+            access: Access::Read,
+            ..CheckedSql::unchecked_for_tests(sql)
+        }
+    }
+
+    /// Like [`CheckedSql::unchecked_for_tests`], with tables hidden.
+    #[cfg(test)]
+    pub(crate) fn unchecked_hiding_for_tests(sql: &str, hidden: Hidden) -> Self {
+        CheckedSql {
+            hidden: Some(std::sync::Arc::new(hidden)),
+            ..CheckedSql::unchecked_for_tests(sql)
         }
     }
 }
@@ -225,12 +252,18 @@ fn admit(class: Class, kind: String, sql: String, policy: &Policy) -> Result<Che
                 sql,
                 access: Access::Write,
                 kind,
+                hidden: policy.hidden.clone(),
             })
         }
         Class::Write(kind) => return Err(Refusal::Write { kind }),
         Class::Forbidden(kind, why) => return Err(Refusal::Forbidden { kind, why }),
     };
-    Ok(CheckedSql { sql, access, kind })
+    Ok(CheckedSql {
+        sql,
+        access,
+        kind,
+        hidden: policy.hidden.clone(),
+    })
 }
 
 /// What `text` is: a PRAGMA (read from tokens), one of the forms sqlparser

@@ -35,7 +35,10 @@ const SAMPLE_BATCH: usize = 100;
 pub(crate) struct DuckDbSource {
     // Field order matters: the connection must close before the folder that
     // holds a data-file source's view database is removed.
-    conn: Connection,
+    /// Replaced when an engine error leaves it unable to answer.
+    conn: std::cell::RefCell<Connection>,
+    /// How to open the connection again.
+    reopen: Reopen,
     views_dir: Option<ViewsDir>,
     options: OpenOptions,
     /// Data files that were skipped, and why.
@@ -117,7 +120,84 @@ fn lock_down(conn: &Connection, allowed: &[String]) -> duckdb::Result<()> {
     conn.execute_batch("SET enable_external_access = false; SET lock_configuration = true;")
 }
 
+/// How a source's connection is opened again after an engine error left
+/// its database unable to answer.
+enum Reopen {
+    /// A database file (the user's, or a data-file source's views), opened
+    /// as first with file access limited to `allowed`.
+    File {
+        path: std::path::PathBuf,
+        access: AccessMode,
+        allowed: Vec<String>,
+    },
+    /// An in-memory database: its contents live only in the broken
+    /// database, so it is not replaced.
+    Memory,
+}
+
+impl Reopen {
+    fn open(&self) -> duckdb::Result<Connection> {
+        match self {
+            Reopen::File {
+                path,
+                access,
+                allowed,
+            } => {
+                let access = match access {
+                    AccessMode::ReadOnly => AccessMode::ReadOnly,
+                    AccessMode::ReadWrite => AccessMode::ReadWrite,
+                    AccessMode::Automatic => AccessMode::Automatic,
+                };
+                let conn = Connection::open_with_flags(path, base_config(access)?)?;
+                lock_down(&conn, allowed)?;
+                Ok(conn)
+            }
+            Reopen::Memory => Connection::open_in_memory(),
+        }
+    }
+}
+
 impl DuckDbSource {
+    /// After an engine error: when the database no longer answers (a
+    /// statement broke its state), opens it again, so the next statement
+    /// runs on a sound connection. The broken database is never closed:
+    /// closing it may throw inside DuckDB and end the process.
+    fn run_once(
+        &self,
+        sql: &CheckedSql,
+        sink: &mut dyn RowSink,
+        cancel: &CancelToken,
+    ) -> Result<QueryStats, ExecError> {
+        let interrupt = self.conn.borrow().interrupt_handle();
+        Guard::execute(
+            sql,
+            self.options.timeout,
+            cancel,
+            move || interrupt.interrupt(),
+            || self.stream(sql, sink, cancel),
+        )
+    }
+
+    /// True when the connection was replaced.
+    fn mend(&self) -> bool {
+        let answers = self.conn.borrow().execute_batch("SELECT 1").is_ok();
+        if answers || matches!(self.reopen, Reopen::Memory) {
+            return false;
+        }
+        match self.reopen.open() {
+            Ok(fresh) => {
+                let broken = self.conn.replace(fresh);
+                std::mem::forget(broken);
+                tracing::warn!("the DuckDB connection stopped answering and was opened again");
+                true
+            }
+            Err(e) => {
+                tracing::warn!("the DuckDB connection stopped answering: {e}");
+                false
+            }
+        }
+    }
+
     pub(crate) fn open_file(path: &Path, options: OpenOptions) -> Result<Self, SourceError> {
         let fail = |e: duckdb::Error| {
             SourceError(format!("cannot open {} as DuckDB: {}", path.display(), e))
@@ -127,10 +207,13 @@ impl DuckDbSource {
         } else {
             AccessMode::ReadOnly
         };
-        let conn =
-            Connection::open_with_flags(path, base_config(access).map_err(fail)?).map_err(fail)?;
-        lock_down(&conn, &[]).map_err(fail)?;
-        let mut source = Self::new(conn, None, options)?;
+        let reopen = Reopen::File {
+            path: path.to_path_buf(),
+            access,
+            allowed: Vec::new(),
+        };
+        let conn = reopen.open().map_err(fail)?;
+        let mut source = Self::new(conn, reopen, None, options)?;
         source.files = vec![path.to_path_buf()];
         Ok(source)
     }
@@ -140,7 +223,7 @@ impl DuckDbSource {
         let config = base_config(AccessMode::Automatic).map_err(fail)?;
         let conn = Connection::open_in_memory_with_flags(config).map_err(fail)?;
         lock_down(&conn, &[]).map_err(fail)?;
-        Self::new(conn, None, options)
+        Self::new(conn, Reopen::Memory, None, options)
     }
 
     /// Each file becomes a view named after its stem. The views live in a
@@ -186,13 +269,15 @@ impl DuckDbSource {
         }
         // Only aiq may read the views database (it names the files).
         views.make_private(&db_path);
-        let config = base_config(AccessMode::ReadOnly)
+        let reopen = Reopen::File {
+            path: db_path,
+            access: AccessMode::ReadOnly,
+            allowed: kept,
+        };
+        let conn = reopen
+            .open()
             .map_err(|e| SourceError(format!("cannot open the data files: {e}")))?;
-        let conn = Connection::open_with_flags(&db_path, config)
-            .map_err(|e| SourceError(format!("cannot open the data files: {e}")))?;
-        lock_down(&conn, &kept)
-            .map_err(|e| SourceError(format!("cannot open the data files: {e}")))?;
-        let mut source = Self::new(conn, Some(views), options)?;
+        let mut source = Self::new(conn, reopen, Some(views), options)?;
         source.files = files.iter().map(|f| f.path.clone()).collect();
         source.warnings = links_out
             .iter()
@@ -205,11 +290,13 @@ impl DuckDbSource {
 
     fn new(
         conn: Connection,
+        reopen: Reopen,
         views_dir: Option<ViewsDir>,
         options: OpenOptions,
     ) -> Result<Self, SourceError> {
         Ok(DuckDbSource {
-            conn,
+            conn: std::cell::RefCell::new(conn),
+            reopen,
             views_dir,
             options,
             warnings: Vec::new(),
@@ -238,7 +325,8 @@ impl DuckDbSource {
         cancel: &CancelToken,
     ) -> Result<u64, ExecError> {
         self.one_statement(sql.sql())?;
-        let mut stmt = self.conn.prepare(sql.sql()).map_err(engine_error)?;
+        let conn = self.conn.borrow();
+        let mut stmt = conn.prepare(sql.sql()).map_err(engine_error)?;
         // Streaming execution: chunks are fetched as rows are consumed, so a
         // huge result never sits in memory.
         drop(stmt.stream_arrow([]).map_err(engine_error)?);
@@ -273,7 +361,7 @@ impl DuckDbSource {
             .map(|(id, _)| super::duckdb_values::needs_text(*id))
             .collect();
         if sql.access() == Access::Read && texts.contains(&true) {
-            if let Some(wrapped) = self.as_text(sql.sql(), &texts) {
+            if let Some(wrapped) = self.as_text(&conn, sql.sql(), &texts) {
                 stmt = wrapped;
             }
         }
@@ -305,7 +393,12 @@ impl DuckDbSource {
     /// The statement again, with the columns flagged in `texts` cast to
     /// VARCHAR by DuckDB; `None` when that cannot be prepared (the columns
     /// then show Arrow's text for them).
-    fn as_text(&self, sql: &str, texts: &[bool]) -> Option<duckdb::Statement<'_>> {
+    fn as_text<'c>(
+        &self,
+        conn: &'c Connection,
+        sql: &str,
+        texts: &[bool],
+    ) -> Option<duckdb::Statement<'c>> {
         let names: Vec<String> = (1..=texts.len()).map(|i| format!("c{i}")).collect();
         let list: Vec<String> = names
             .iter()
@@ -326,7 +419,7 @@ impl DuckDbSource {
             names.join(", ")
         );
         self.one_statement(&wrapped).ok()?;
-        let mut stmt = self.conn.prepare(&wrapped).ok()?;
+        let mut stmt = conn.prepare(&wrapped).ok()?;
         drop(stmt.stream_arrow([]).ok()?);
         Some(stmt)
     }
@@ -358,7 +451,7 @@ impl DataSource for DuckDbSource {
     fn introspect(&self) -> Result<Catalog, SourceError> {
         // Views over data files are the tables of such a source; views in a
         // database file may be expensive, so they get no samples.
-        introspect(&self.conn, self.views_dir.is_some())
+        introspect(&self.conn.borrow(), self.views_dir.is_some())
             .map_err(|e| SourceError(format!("cannot read the DuckDB schema: {e}")))
     }
 
@@ -368,14 +461,36 @@ impl DataSource for DuckDbSource {
         sink: &mut dyn RowSink,
         cancel: &CancelToken,
     ) -> Result<QueryStats, ExecError> {
-        let interrupt = self.conn.interrupt_handle();
-        Guard::execute(
-            sql,
-            self.options.timeout,
-            cancel,
-            move || interrupt.interrupt(),
-            || self.stream(sql, sink, cancel),
-        )
+        let mut watched = Watched {
+            sink,
+            started: false,
+        };
+        let result = self.run_once(sql, &mut watched, cancel);
+        // A read that failed before its first column because an earlier
+        // statement broke the database runs once more on the database
+        // opened again.
+        if let Err(ExecError::Engine(_)) = &result {
+            if self.mend() && sql.access() == Access::Read && !watched.started {
+                return self.run_once(sql, watched.sink, cancel);
+            }
+        }
+        result
+    }
+}
+
+/// A sink that notes whether a result has begun to arrive.
+struct Watched<'a> {
+    sink: &'a mut dyn RowSink,
+    started: bool,
+}
+
+impl RowSink for Watched<'_> {
+    fn columns(&mut self, columns: &[Column]) -> std::io::Result<()> {
+        self.started = true;
+        self.sink.columns(columns)
+    }
+    fn row(&mut self, row: &[Value]) -> std::io::Result<()> {
+        self.sink.row(row)
     }
 }
 
@@ -695,6 +810,17 @@ mod tests {
         Ok(sink)
     }
 
+    /// [`run`] for a statement the gate found to only read.
+    fn read(src: &DuckDbSource, sql: &str) -> Result<Collect, ExecError> {
+        let mut sink = Collect(Vec::new(), Vec::new());
+        src.execute(
+            &CheckedSql::unchecked_read_for_tests(sql),
+            &mut sink,
+            &CancelToken::new(),
+        )?;
+        Ok(sink)
+    }
+
     fn fixture(dir: &Path) -> std::path::PathBuf {
         let path = dir.join("t.duckdb");
         let c = Connection::open(&path).unwrap();
@@ -706,6 +832,41 @@ mod tests {
         )
         .unwrap();
         path
+    }
+
+    /// A statement that breaks the database's state (here one the gate
+    /// refuses, run past it) costs that statement only: the connection is
+    /// opened again, the next statement answers, and nothing aborts when
+    /// the source is dropped.
+    #[test]
+    fn a_connection_an_error_broke_is_replaced() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = fixture(dir.path());
+        let logs = dir.path().join("logs");
+        let break_it = format!(
+            "SELECT * FROM enable_logging(storage = 'file', storage_path = '{}')",
+            logs.display()
+        );
+        let src = DuckDbSource::open_file(&path, OpenOptions::default()).unwrap();
+        let _ = run(&src, &break_it);
+        for _ in 0..3 {
+            let r = read(&src, "SELECT count(*) FROM c").unwrap();
+            assert_eq!(r.1, [[Value::Int(2)]]);
+        }
+        drop(src);
+        assert!(!logs.exists());
+        // A data-file source mends the same way.
+        let csv = dir.path().join("p.csv");
+        std::fs::write(&csv, "a,b\n1,2\n").unwrap();
+        let files = [DataFile {
+            path: csv,
+            table: "p".into(),
+            kind: DataFileKind::Csv,
+        }];
+        let src = DuckDbSource::open_data_files(&files, &[], OpenOptions::default()).unwrap();
+        let _ = run(&src, &break_it);
+        let r = read(&src, "SELECT b FROM p").unwrap();
+        assert_eq!(r.1, [[Value::Int(2)]]);
     }
 
     #[test]

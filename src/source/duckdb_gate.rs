@@ -124,14 +124,34 @@ impl DuckGate {
     /// What DuckDB reads in `sql`: its statements, and for one statement
     /// that is a query, the tables and functions of its parse tree.
     pub(crate) fn read(&self, sql: &str) -> Result<EngineReading, String> {
-        let (statements, all) = self.split(sql)?;
         let (kind, query) = query_form(sql);
+        // A plain query: one parse says it all. `json_serialize_sql` parses
+        // the text with the same parser as `duckdb_extract_statements` and
+        // gives a tree only when that finds exactly one statement, a query.
+        if let Form::Query(text) = &query {
+            if text == sql {
+                if let Some(tree) = self.tree(sql)? {
+                    let mut reading = EngineReading {
+                        statements: 1,
+                        statement: sql.to_string(),
+                        writes: false,
+                        query: true,
+                        kind,
+                        ..EngineReading::default()
+                    };
+                    walk_tree(&tree, &mut reading);
+                    return Ok(reading);
+                }
+            }
+        }
+        let (statements, all) = self.split(sql)?;
         let mut reading = EngineReading {
             statements,
             statement: sql.to_string(),
             // DuckDB's own added statements (a PIVOT's type) change nothing
             // of the source; what the PIVOT reads is left to the first pass.
             writes: all == statements,
+            added: all.saturating_sub(statements),
             kind,
             ..EngineReading::default()
         };
@@ -139,6 +159,8 @@ impl DuckGate {
             return Ok(reading);
         }
         match &query {
+            // The same text had no tree above.
+            Form::Query(text) if text == sql => {}
             Form::Query(text) => {
                 if let Some(tree) = self.tree(text)? {
                     reading.writes = false;

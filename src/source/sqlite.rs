@@ -16,7 +16,7 @@ use super::{
     quote_ident, quote_str, watchdog, CancelToken, Column, DataSource, EngineKind, ExecError,
     Guard, OpenOptions, QueryStats, RowSink, SourceError, Value,
 };
-use crate::safety::{pragma_only_reads, CheckedSql, EngineReading};
+use crate::safety::{pragma_only_reads, CheckedSql, EngineReading, Hidden};
 use crate::schema::{
     offer_sample, sample_targets, Catalog, ColumnInfo, ForeignKey, Table, TableKind, SAMPLE_ROWS,
 };
@@ -87,7 +87,12 @@ impl SqliteSource {
         sink: &mut dyn RowSink,
         cancel: &CancelToken,
     ) -> Result<u64, ExecError> {
-        let mut stmt = self.conn.prepare(sql.sql()).map_err(engine_error)?;
+        // SQLite asks the authorizer while it prepares (and re-prepares
+        // after a schema change), so the denial spans the whole run.
+        let _denying = Denying::new(&self.reads, sql);
+        let hiding = sql.hidden().is_some();
+        let fail = |e| engine_error(e, hiding);
+        let mut stmt = self.conn.prepare(sql.sql()).map_err(fail)?;
         let columns: Vec<Column> = stmt
             .columns()
             .map(|c| Column::new(c.name(), c.decl_type().unwrap_or("")))
@@ -98,16 +103,16 @@ impl SqliteSource {
             .collect();
         sink.columns(&columns)?;
         if columns.is_empty() {
-            stmt.raw_execute().map_err(engine_error)?;
+            stmt.raw_execute().map_err(fail)?;
             return Ok(self.conn.changes());
         }
-        let mut rows = stmt.query([]).map_err(engine_error)?;
+        let mut rows = stmt.query([]).map_err(fail)?;
         Guard::pump(cancel, columns.len(), sink, |buf| {
-            let Some(row) = rows.next().map_err(engine_error)? else {
+            let Some(row) = rows.next().map_err(fail)? else {
                 return Ok(false);
             };
             for (i, hint) in hints.iter().enumerate() {
-                buf.push(convert(row.get_ref(i).map_err(engine_error)?, *hint));
+                buf.push(convert(row.get_ref(i).map_err(fail)?, *hint));
             }
             Ok(true)
         })
@@ -231,12 +236,25 @@ fn pragma_tables(conn: &Connection, sql: &str) -> Result<Vec<String>, String> {
     Ok(found)
 }
 
-/// What statements read, noted by the authorizer while a reading is being
-/// taken: each table (or view, or pragma function) once.
-type Reads = std::sync::Arc<std::sync::Mutex<Option<Vec<String>>>>;
+/// What the source's authorizer watches for: the reads of a statement
+/// whose reading is being taken, and the tables it must deny while a
+/// checked statement is prepared and runs.
+#[derive(Default)]
+struct Watch {
+    /// Each table (or view, or pragma function) read, once; `Some` only
+    /// while a reading is taken.
+    reads: Option<Vec<String>>,
+    /// The hidden tables of the statement being run: SQLite itself denies
+    /// reading them, their views, the catalogs and pragmas (SPEC §4.2,
+    /// layer 2), whatever the gate let through.
+    hidden: Option<std::sync::Arc<Hidden>>,
+}
+
+type Reads = std::sync::Arc<std::sync::Mutex<Watch>>;
 
 /// The source's authorizer: `policy`, noting what is read into `reads`
-/// while a reading is taken.
+/// while a reading is taken, and denying what is hidden while a checked
+/// statement runs.
 fn noting(
     policy: fn(AuthContext<'_>) -> Authorization,
     reads: Reads,
@@ -257,12 +275,21 @@ fn noting(
             _ => Vec::new(),
         };
         if !read.is_empty() {
-            if let Ok(mut guard) = reads.lock() {
-                if let Some(seen) = guard.as_mut() {
-                    for table in read {
-                        if !seen.contains(&table) {
-                            seen.push(table);
-                        }
+            let Ok(mut watch) = reads.lock() else {
+                return Authorization::Deny;
+            };
+            if let Some(hidden) = &watch.hidden {
+                if read
+                    .iter()
+                    .any(|t| hidden.hides(t) || crate::safety::is_catalog(t))
+                {
+                    return Authorization::Deny;
+                }
+            }
+            if let Some(seen) = watch.reads.as_mut() {
+                for table in read {
+                    if !seen.contains(&table) {
+                        seen.push(table);
                     }
                 }
             }
@@ -277,7 +304,7 @@ fn reads_of(conn: &Connection, reads: &Reads, sql: &str) -> Result<Vec<String>, 
     let set = |v: Option<Vec<String>>| {
         reads
             .lock()
-            .map(|mut g| std::mem::replace(&mut *g, v))
+            .map(|mut g| std::mem::replace(&mut g.reads, v))
             .ok()
             .flatten()
     };
@@ -285,6 +312,26 @@ fn reads_of(conn: &Connection, reads: &Reads, sql: &str) -> Result<Vec<String>, 
     let prepared = conn.prepare(sql).map(drop).map_err(|e| e.to_string());
     let seen = set(None).unwrap_or_default();
     prepared.map(|()| seen)
+}
+
+/// Denies `sql`'s hidden tables in the authorizer until dropped.
+struct Denying<'a>(&'a Reads);
+
+impl<'a> Denying<'a> {
+    fn new(reads: &'a Reads, sql: &CheckedSql) -> Denying<'a> {
+        if let Ok(mut watch) = reads.lock() {
+            watch.hidden = sql.hidden().cloned();
+        }
+        Denying(reads)
+    }
+}
+
+impl Drop for Denying<'_> {
+    fn drop(&mut self) {
+        if let Ok(mut watch) = self.0.lock() {
+            watch.hidden = None;
+        }
+    }
 }
 
 fn read_only_policy(ctx: AuthContext<'_>) -> Authorization {
@@ -328,9 +375,16 @@ fn allow_function(name: &str) -> Authorization {
     }
 }
 
-fn engine_error(e: rusqlite::Error) -> ExecError {
+/// An engine error; `hiding` when tables of the source are hidden, so a
+/// denial may be SQLite refusing to read one of them.
+fn engine_error(e: rusqlite::Error, hiding: bool) -> ExecError {
     let msg = e.to_string();
-    if msg.contains("not authorized") {
+    let denied = msg.contains("not authorized") || msg.contains("prohibited");
+    if denied && hiding {
+        ExecError::Engine(format!(
+            "{msg} (SQLite denies reading tables hidden from aiq, views over them and the catalog; writes, ATTACH and extensions are refused too)"
+        ))
+    } else if denied {
         ExecError::Engine(format!(
             "{msg} (the source is open read-only; aiq refuses writes, ATTACH and extensions)"
         ))
@@ -731,6 +785,63 @@ mod tests {
         assert_eq!(std::fs::read(&path).unwrap(), before);
         assert!(!dir.path().join("copy.db").exists());
         assert!(!dir.path().join("other.db").exists());
+    }
+
+    /// Layer 2 on its own: with `o` hidden, SQLite's authorizer denies
+    /// every way of reading it that a statement past the gate could take,
+    /// in both modes, and still runs what reads only visible tables.
+    #[test]
+    fn engine_layer_denies_hidden_tables_on_its_own() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = fixture(dir.path());
+        for allow_write in [false, true] {
+            let options = OpenOptions {
+                allow_write,
+                ..OpenOptions::default()
+            };
+            let src = SqliteSource::open(&path, options).unwrap();
+            let hiding = |sql: &str| {
+                let mut sink = Collect(Vec::new());
+                let hidden = crate::safety::Hidden::new(["o".to_string()], Vec::new());
+                src.execute(
+                    &CheckedSql::unchecked_hiding_for_tests(sql, hidden),
+                    &mut sink,
+                    &CancelToken::new(),
+                )
+                .map(|_| sink.0)
+            };
+            for sql in [
+                "SELECT * FROM o",
+                "SELECT * FROM main.O",
+                "SELECT * FROM \"o\"",
+                "SELECT amount FROM big",
+                "SELECT (SELECT max(amount) FROM o)",
+                "WITH x AS (SELECT * FROM o) SELECT * FROM x",
+                "SELECT * FROM c WHERE id IN (SELECT c_id FROM o)",
+                "SELECT * FROM sqlite_master",
+                "SELECT * FROM sqlite_schema",
+                "SELECT * FROM pragma_table_info('o')",
+                "SELECT * FROM pragma_table_list",
+                "PRAGMA table_info(o)",
+                "PRAGMA index_list('o')",
+                "SELECT * FROM dbstat",
+            ] {
+                let r = hiding(sql);
+                let Err(ExecError::Engine(msg)) = &r else {
+                    panic!("engine ran {sql} (allow_write {allow_write}): {r:?}");
+                };
+                assert!(msg.contains("hidden from aiq"), "{sql}: {msg}");
+            }
+            assert_eq!(
+                hiding("SELECT name FROM c ORDER BY id").unwrap(),
+                [[Value::Text("Ann".into())], [Value::Text("Bob".into())]]
+            );
+            // Nothing is denied once the hiding statement is done.
+            assert_eq!(
+                run(&src, "SELECT count(*) FROM o").unwrap(),
+                [[Value::Int(1)]]
+            );
+        }
     }
 
     #[test]

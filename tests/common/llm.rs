@@ -95,7 +95,13 @@ struct State {
     listed: Mutex<Option<Value>>,
     /// What `POST /api/show` answers (404 when unset).
     show: Mutex<Option<Value>>,
+    /// Answers by the last user message, before the queue (requests in
+    /// any order: `aiq eval --jobs`).
+    by_question: Mutex<Option<Answerer>>,
 }
+
+/// Picks a reply for a request by its last user message.
+type Answerer = Arc<dyn Fn(&str) -> Option<Reply> + Send + Sync>;
 
 /// The running server; stops when dropped.
 pub struct ModelServer {
@@ -171,6 +177,11 @@ impl ModelServer {
         *self.state.show.lock().unwrap() = Some(show);
     }
 
+    /// Answers each request by its last user message (`None`: the queue).
+    pub fn answer_by_question(&self, f: impl Fn(&str) -> Option<Reply> + Send + Sync + 'static) {
+        *self.state.by_question.lock().unwrap() = Some(Arc::new(f));
+    }
+
     pub fn push(&self, reply: Reply) {
         self.state.replies.lock().unwrap().push_back(reply);
     }
@@ -232,7 +243,18 @@ async fn handle(
     let ollama = path == "/api/chat";
     let anthropic = path.ends_with("/messages");
     let stream = json["stream"].as_bool().unwrap_or(false);
-    let next = state.replies.lock().unwrap().pop_front();
+    let answerer = state.by_question.lock().unwrap().clone();
+    let last_user = json["messages"]
+        .as_array()
+        .and_then(|m| m.iter().rev().find(|m| m["role"] == "user"))
+        .map(|m| match &m["content"] {
+            Value::String(s) => s.clone(),
+            other => other.to_string(),
+        })
+        .unwrap_or_default();
+    let next = answerer
+        .and_then(|f| f(&last_user))
+        .or_else(|| state.replies.lock().unwrap().pop_front());
     let mut reply = match next {
         Some(r) => r,
         None => return json_response(500, json!({"error": {"message": "no scripted reply left"}})),

@@ -60,6 +60,7 @@ pub fn run(
         run: run.clone(),
         names,
         editor,
+        edit: None,
     };
     chat.set_names();
     chat.with_console(|conversation, sink| conversation.offer_fresh_context(sink));
@@ -98,6 +99,8 @@ struct Chat<'a> {
     run: RunArgs,
     names: Arc<Mutex<Names>>,
     editor: ChatEditor,
+    /// Text for the next input line (`/edit`).
+    edit: Option<String>,
 }
 
 impl Chat<'_> {
@@ -107,7 +110,11 @@ impl Chat<'_> {
                 Mode::Sql => format!("aiq[{}]> ", self.conversation.label()),
                 Mode::Lua => format!("aiq[{} lua]> ", self.conversation.label()),
             };
-            let input = match self.editor.readline(&prompt) {
+            let read = match self.edit.take() {
+                Some(text) => self.editor.readline_with_initial(&prompt, (&text, "")),
+                None => self.editor.readline(&prompt),
+            };
+            let input = match read {
                 Ok(line) => joined(&line),
                 Err(ReadlineError::Interrupted) => continue,
                 Err(ReadlineError::Eof) => return,
@@ -122,6 +129,13 @@ impl Chat<'_> {
             let _ = self.editor.add_history_entry(input.as_str());
             let _ = self.editor.append_history(history_file);
             interrupt::reset();
+            // `/edit`: the last SQL on the next line, as a `/sql` to change.
+            if input.trim().eq_ignore_ascii_case("/edit") {
+                if let Some(sql) = self.conversation.last_sql() {
+                    self.edit = Some(format!("/sql {sql}"));
+                    continue;
+                }
+            }
             let flow = self.submit(&input);
             self.set_names();
             if flow == Flow::Exit {

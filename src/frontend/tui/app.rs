@@ -341,6 +341,16 @@ impl App {
     /// Sends the input line, unless a turn runs.
     pub(super) fn submit(&mut self) -> Vec<Action> {
         let line = self.input.lines().join("\n");
+        let actions = self.send(line);
+        if !actions.is_empty() {
+            self.set_input("");
+        }
+        actions
+    }
+
+    /// `line` to the conversation as if typed (F2 sends `/edit`, F3
+    /// `/good`); the input box keeps what it holds.
+    pub(super) fn send(&mut self, line: String) -> Vec<Action> {
         if line.trim().is_empty() {
             return Vec::new();
         }
@@ -364,7 +374,6 @@ impl App {
         });
         self.after_turn = AfterTurn::default();
         self.quit_armed = None;
-        self.set_input("");
         vec![Action::Submit(line)]
     }
 

@@ -421,3 +421,31 @@ fn a_paste_lands_in_the_input_with_its_lines() {
         (Focus::Input, "SELECT 1\nFROM t".to_string())
     );
 }
+
+/// F2 sends `/edit` and F3 `/good` without touching what is typed; the
+/// conversation's answer to `/edit` puts the SQL in the input as `/sql`.
+#[test]
+fn f2_edits_the_last_sql_and_f3_keeps_the_answer() {
+    let mut a = app();
+    events(&mut a, answered_turn());
+    typed(&mut a, "half a question");
+    assert_eq!(submitted(&a.update(key(KeyCode::F(3)))), ["/good"]);
+    assert_eq!(input(&a), "half a question");
+    events(&mut a, vec![Event::TurnFinished(Outcome::Done)]);
+    assert_eq!(submitted(&a.update(key(KeyCode::F(2)))), ["/edit"]);
+    events(
+        &mut a,
+        vec![
+            Event::Edit("SELECT country, count(*) AS n\nFROM customers GROUP BY 1".into()),
+            Event::TurnFinished(Outcome::Done),
+        ],
+    );
+    assert_eq!(
+        input(&a),
+        "/sql SELECT country, count(*) AS n\nFROM customers GROUP BY 1"
+    );
+    assert_eq!(
+        submitted(&a.update(key(KeyCode::Enter))),
+        ["/sql SELECT country, count(*) AS n\nFROM customers GROUP BY 1"]
+    );
+}

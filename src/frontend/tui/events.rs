@@ -73,6 +73,10 @@ impl App {
             Event::Notice(text) => self.show(Entry::Notice(text)),
             Event::Warning(text) => self.warning(text),
             Event::CommandFailed(text) => self.show(Entry::Error(text)),
+            Event::Edit(sql) => {
+                self.set_input(&format!("/sql {sql}"));
+                self.set_focus(Focus::Input);
+            }
             Event::SessionSaved(path) => {
                 self.note(Kind::Info, &format!("session saved to {}", path.display()));
                 if self.turn.is_none() {

@@ -66,6 +66,8 @@ impl App {
             KeyCode::Char('l') if ctrl => self.log.clear(),
             KeyCode::Esc => self.quit(&mut actions),
             KeyCode::F(1) => self.open_help(),
+            KeyCode::F(2) => return self.send("/edit".into()),
+            KeyCode::F(3) => return self.send("/good".into()),
             KeyCode::Tab => self.set_focus(self.focus.next()),
             KeyCode::BackTab => self.set_focus(self.focus.previous()),
             _ if self.focus == Focus::Input => return self.input_key(key),

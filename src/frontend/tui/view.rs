@@ -277,6 +277,8 @@ const KEYS: &[(&str, &str)] = &[
     ("Ctrl-C", "cancel the turn; when idle, twice to quit"),
     ("Ctrl-D, Esc", "save the session and quit"),
     ("F1, ?", "this help (Esc closes it)"),
+    ("F2", "edit the last SQL and run it again (/edit)"),
+    ("F3", "keep the last answer as an example (/good)"),
     ("/help", "the slash commands"),
 ];
 

@@ -211,25 +211,60 @@ pub fn check_with_engine(
     if text.is_empty() {
         return Err(Refusal::Empty);
     }
-    let first = || first_pass(text, dialect);
-    let reading = match read(text) {
+    // sqlparser's reading and the engine's are independent: for a long
+    // statement they run side by side (the engine's on this thread, which
+    // owns its connection), so the gate costs the longer of the two.
+    let (first, reading) = if text.len() >= PARALLEL_FROM_BYTES {
+        std::thread::scope(|scope| {
+            // The main thread's stack size: sqlparser recurses on nesting.
+            let first = std::thread::Builder::new()
+                .stack_size(8 << 20)
+                .spawn_scoped(scope, || first_verdict(text, dialect, policy));
+            let reading = read(text);
+            let first = match first.map(|handle| handle.join()) {
+                Ok(Ok(verdict)) => verdict,
+                // No thread to be had: read it here.
+                _ => first_verdict(text, dialect, policy),
+            };
+            (first, reading)
+        })
+    } else {
+        let reading = read(text);
+        (first_verdict(text, dialect, policy), reading)
+    };
+    let (first, hidden) = first;
+    let reading = match reading {
         Some(Ok(reading)) => reading,
         // The engine could not read it: sqlparser's verdict stands, and the
         // engine refuses it again when it runs.
         Some(Err(_)) | None => {
-            let (class, kind) = first()?;
-            if let Some(hidden) = &policy.hidden {
-                hidden.check(text, dialect)?;
-            }
+            let (class, kind) = first?;
+            hidden?;
             return admit(class, kind, text.to_string(), policy);
         }
     };
-    let (class, kind) = engine::judge(first(), &reading, dialect)?;
-    if let Some(hidden) = &policy.hidden {
-        hidden.check(text, dialect)?;
-    }
+    let (class, kind) = engine::judge(first, &reading, dialect)?;
+    hidden?;
     engine::check_hidden(&reading, policy)?;
     admit(class, kind, reading.statement, policy)
+}
+
+/// Statements at least this long are read by sqlparser and the engine at
+/// the same time; below it a thread costs more than it saves.
+const PARALLEL_FROM_BYTES: usize = 768;
+
+/// sqlparser's verdict and, while tables are hidden, whether the text
+/// names one.
+fn first_verdict(
+    text: &str,
+    dialect: Dialect,
+    policy: &Policy,
+) -> (Result<(Class, String), Refusal>, Result<(), Refusal>) {
+    let hidden = match &policy.hidden {
+        Some(hidden) => hidden.check(text, dialect),
+        None => Ok(()),
+    };
+    (first_pass(text, dialect), hidden)
 }
 
 /// sqlparser's verdict on one statement text.

@@ -202,6 +202,10 @@ pub struct GlobalArgs {
     #[arg(long, global = true, value_name = "PATTERN,…", value_delimiter = ',')]
     pub tables: Vec<String>,
 
+    /// The table name of a glob or single-file source (default: its folder's or file's name)
+    #[arg(long = "name", global = true, value_name = "NAME")]
+    pub table_name: Option<String>,
+
     /// More diagnostics on stderr (-vv for debug detail)
     #[arg(short = 'v', long, action = clap::ArgAction::Count, global = true)]
     pub verbose: u8,

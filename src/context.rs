@@ -32,7 +32,7 @@ pub struct Context<'a> {
 impl Context<'_> {
     /// Resolves SOURCE, or the default saved source when none is given.
     pub fn resolve_source(&self, arg: Option<&str>) -> Result<Resolved, AiqError> {
-        resolve(self.config, arg)
+        resolve(self.config, arg, self.global.table_name.as_deref())
     }
 
     /// Colour only on a terminal, without `--no-color` and without `NO_COLOR`.
@@ -71,13 +71,21 @@ impl Context<'_> {
     /// Resolves (SOURCE or the default), opens a source and reads its
     /// catalog (from the cache when the source has not changed).
     pub fn open_source(&self, arg: Option<&str>, allow_write: bool) -> Result<Opened, AiqError> {
-        open_named(self.config, arg, allow_write, false, &self.global.tables)
+        let names = (
+            self.global.tables.as_slice(),
+            self.global.table_name.as_deref(),
+        );
+        open_named(self.config, arg, allow_write, false, names)
     }
 
     /// [`Context::open_source`], reading the catalog afresh (`aiq schema
     /// --refresh`); the cache keeps the new one.
     pub fn open_source_fresh(&self, arg: Option<&str>) -> Result<Opened, AiqError> {
-        open_named(self.config, arg, false, true, &self.global.tables)
+        let names = (
+            self.global.tables.as_slice(),
+            self.global.table_name.as_deref(),
+        );
+        open_named(self.config, arg, false, true, names)
     }
 
     /// The privacy settings of a resolved source: its keys in the config,
@@ -127,7 +135,7 @@ impl Context<'_> {
         arg: Option<&str>,
         refresh: bool,
     ) -> Result<Option<SchemaText>, AiqError> {
-        let resolved = resolve(self.config, arg)?;
+        let resolved = self.resolve_source(arg)?;
         let privacy = self.privacy_of(&resolved);
         if privacy.hides_tables() || !privacy.samples || !privacy.redact.is_empty() {
             return Ok(None);
@@ -150,6 +158,7 @@ impl Context<'_> {
         let options = OpenOptions {
             allow_write: false,
             timeout: query_timeout(self.config),
+            cache: Some(crate::home::views_cache(&self.config.home)),
         };
         let source = open_spec(&resolved, options)?;
         let key = cache_key(home, &resolved, source.as_ref());
@@ -228,7 +237,13 @@ impl Context<'_> {
     }
 }
 
-fn resolve(config: &Config, arg: Option<&str>) -> Result<Resolved, AiqError> {
+/// Resolves SOURCE (or the default); `name` is `--name`, the table name of
+/// a glob or single-file source.
+fn resolve(
+    config: &Config,
+    arg: Option<&str>,
+    name_flag: Option<&str>,
+) -> Result<Resolved, AiqError> {
     let name = match arg {
         Some(a) => a.to_string(),
         None => match &config.sources.default {
@@ -240,7 +255,12 @@ fn resolve(config: &Config, arg: Option<&str>) -> Result<Resolved, AiqError> {
             }
         },
     };
-    source::resolve(&name, &config.sources).map_err(source_error)
+    let mut resolved = source::resolve(&name, &config.sources).map_err(source_error)?;
+    if let Some(table) = name_flag {
+        source::rename_table(&mut resolved.spec, table)
+            .map_err(|e| AiqError::Usage(format!("--name: {}", e.0)))?;
+    }
+    Ok(resolved)
 }
 
 fn query_timeout(config: &Config) -> Duration {
@@ -254,12 +274,13 @@ fn open_named(
     arg: Option<&str>,
     allow_write: bool,
     refresh: bool,
-    tables: &[String],
+    (tables, name_flag): (&[String], Option<&str>),
 ) -> Result<Opened, AiqError> {
-    let resolved = resolve(config, arg)?;
+    let resolved = resolve(config, arg, name_flag)?;
     let options = OpenOptions {
         allow_write,
         timeout: query_timeout(config),
+        cache: Some(crate::home::views_cache(&config.home)),
     };
     let source = open_spec(&resolved, options)?;
     let full = catalog_of(&config.home, &resolved, source.as_ref(), refresh)?;
@@ -407,7 +428,7 @@ impl SourceOpener for ConfigOpener {
             Some(name),
             self.allow_write,
             false,
-            &self.tables,
+            (&self.tables, None),
         )
         .map_err(|e| e.to_string())
     }

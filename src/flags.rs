@@ -137,5 +137,8 @@ fn check_global(global: &GlobalArgs, command: &Command) -> Result<(), AiqError> 
     if !global.tables.is_empty() && !uses_tables(command) {
         return refuse(&["--tables"], name(command));
     }
+    if global.table_name.is_some() && !uses_tables(command) {
+        return refuse(&["--name"], name(command));
+    }
     Ok(())
 }

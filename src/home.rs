@@ -114,6 +114,12 @@ pub fn cache_dir(home: &Path) -> PathBuf {
     home.join("cache")
 }
 
+/// Where data-file sources keep their views between runs (see
+/// `source::duckdb_views`).
+pub fn views_cache(home: &Path) -> PathBuf {
+    cache_dir(home).join("views")
+}
+
 /// Context windows learned from errors, per base URL + model (see
 /// `llm::window`).
 pub fn windows_file(home: &Path) -> PathBuf {

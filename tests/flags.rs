@@ -71,18 +71,15 @@ fn tables_is_refused_where_nothing_reads_it() {
         &["notes", "show", "x"],
         &["logs"],
     ] {
-        let out = sb
-            .aiq()
-            .args(sub)
-            .args(["--tables", "orders"])
-            .output()
-            .unwrap();
-        assert_eq!(out.status.code(), Some(2), "{sub:?}: {}", stderr_of(&out));
-        assert!(
-            stderr_of(&out).contains("--tables"),
-            "{sub:?}: {}",
-            stderr_of(&out)
-        );
+        for flag in [["--tables", "orders"], ["--name", "orders"]] {
+            let out = sb.aiq().args(sub).args(flag).output().unwrap();
+            assert_eq!(out.status.code(), Some(2), "{sub:?}: {}", stderr_of(&out));
+            assert!(
+                stderr_of(&out).contains(flag[0]),
+                "{sub:?}: {}",
+                stderr_of(&out)
+            );
+        }
     }
     // Where it is read, it works.
     sb.aiq().arg("demo").assert().success();

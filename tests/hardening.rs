@@ -199,7 +199,11 @@ fn ragged_empty_and_broken_data_files() {
     std::fs::create_dir_all(&dir).unwrap();
     std::fs::write(dir.join("ragged.csv"), "a,b,c\n1,2,3\n4,5\n6,7,8\n").unwrap();
     std::fs::write(dir.join("empty.csv"), "").unwrap();
-    std::fs::write(dir.join("latin.csv"), b"a,b\n1,\xff\xfe\n2,x\n").unwrap();
+    std::fs::write(
+        dir.join("broken.parquet"),
+        b"PAR1 this is not a parquet file",
+    )
+    .unwrap();
     // A short row reads as the header says, missing fields NULL.
     sb.aiq()
         .args([
@@ -224,14 +228,18 @@ fn ragged_empty_and_broken_data_files() {
     // A bad file: one line naming it, the line, the problem, what to do.
     let out = sb
         .aiq()
-        .args([dir.join("latin.csv").to_str().unwrap(), "-e", "SELECT 1"])
+        .args([
+            dir.join("broken.parquet").to_str().unwrap(),
+            "-e",
+            "SELECT 1",
+        ])
         .output()
         .unwrap();
     let err = stderr_of(&out);
     assert_eq!(out.status.code(), Some(3), "{err}");
     assert_eq!(err.lines().count(), 1, "{err}");
     assert!(
-        err.contains("latin.csv: line 2:") && err.contains("not utf-8"),
+        err.contains("cannot read ") && err.contains("broken.parquet: "),
         "{err}"
     );
     assert!(!err.contains("CREATE VIEW"), "{err}");
@@ -254,7 +262,7 @@ fn ragged_empty_and_broken_data_files() {
         err.contains("aiq: warning: skipped ") && err.contains("empty.csv: the file is empty"),
         "{err}"
     );
-    assert!(err.contains("latin.csv: line 2:"), "{err}");
+    assert!(err.contains("broken.parquet: "), "{err}");
 }
 
 /// The same source gives the same prompt, byte for byte.

@@ -220,6 +220,7 @@ fn guide(
         OpenOptions {
             allow_write: false,
             timeout: ctx.query_timeout(),
+            cache: Some(crate::home::views_cache(&ctx.config.home)),
         },
     )?;
     let stdout = io::stdout();

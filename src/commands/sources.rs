@@ -148,6 +148,7 @@ fn check_server(ctx: &Context<'_>, server: &ServerSpec) {
     let options = OpenOptions {
         allow_write: false,
         timeout: ctx.query_timeout(),
+        cache: Some(crate::home::views_cache(&ctx.config.home)),
     };
     match source::open(&SourceSpec::Server(server.clone()), options) {
         Ok(src) => {
@@ -182,9 +183,15 @@ fn stored_location(location: &str, spec: &SourceSpec) -> String {
     if location.contains("://") {
         return strip_password(location);
     }
-    let abs = std::fs::canonicalize(Path::new(location))
-        .map(|p| p.display().to_string())
-        .unwrap_or_else(|_| location.to_string());
+    let path = Path::new(location);
+    let abs = match std::fs::canonicalize(path) {
+        Ok(p) => p.display().to_string(),
+        // A glob: its root made absolute, the pattern kept.
+        Err(_) if path.is_relative() => std::env::current_dir()
+            .map(|d| d.join(path).display().to_string())
+            .unwrap_or_else(|_| location.to_string()),
+        Err(_) => location.to_string(),
+    };
     match spec {
         SourceSpec::Sqlite(_) => format!("sqlite://{abs}"),
         SourceSpec::DuckDb(_) => format!("duckdb://{abs}"),

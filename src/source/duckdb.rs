@@ -15,10 +15,11 @@ use duckdb::{AccessMode, Config, Connection};
 
 use super::duckdb_gate::DuckGate;
 use super::duckdb_values::Kind;
+use super::duckdb_views::{self, Allowed};
 use super::spec::DataFile;
 use super::{
-    quote_ident, quote_str, table_ref, watchdog, CancelToken, Column, DataFileKind, DataSource,
-    EngineKind, ExecError, Guard, OpenOptions, QueryStats, RowSink, SourceError, Value,
+    quote_ident, quote_str, table_ref, watchdog, CancelToken, Column, DataSource, EngineKind,
+    ExecError, Guard, OpenOptions, QueryStats, RowSink, SourceError, Value,
 };
 use crate::safety::{Access, CheckedSql, EngineReading};
 use crate::schema::{
@@ -39,13 +40,18 @@ pub(crate) struct DuckDbSource {
     conn: std::cell::RefCell<Connection>,
     /// How to open the connection again.
     reopen: Reopen,
-    views_dir: Option<ViewsDir>,
+    /// Held for its `Drop`: removes the private folder.
+    _views_dir: Option<ViewsDir>,
     options: OpenOptions,
     /// Data files that were skipped, and why.
     warnings: Vec<String>,
     /// The files behind the source (the database file, or the data files),
     /// for the catalog cache's fingerprint; none for an in-memory database.
     files: Vec<std::path::PathBuf>,
+    /// A data-file source's fingerprint: every file's path, size and
+    /// modification time, taken when its views were opened (`None` for a
+    /// database).
+    data_fingerprint: Option<String>,
     /// DuckDB's own parser, for the gate's reading of each statement.
     gate: DuckGate,
 }
@@ -108,14 +114,22 @@ fn base_config(access: AccessMode) -> duckdb::Result<Config> {
 }
 
 /// Turns off file access beyond `allowed` and locks the configuration.
-fn lock_down(conn: &Connection, allowed: &[String]) -> duckdb::Result<()> {
-    if !allowed.is_empty() {
-        let list = allowed
+fn lock_down(conn: &Connection, allowed: &Allowed) -> duckdb::Result<()> {
+    let list = |items: &[String]| {
+        items
             .iter()
             .map(|p| quote_str(p))
             .collect::<Vec<_>>()
-            .join(", ");
-        conn.execute_batch(&format!("SET allowed_paths = [{list}]"))?;
+            .join(", ")
+    };
+    if !allowed.paths.is_empty() {
+        conn.execute_batch(&format!("SET allowed_paths = [{}]", list(&allowed.paths)))?;
+    }
+    if !allowed.dirs.is_empty() {
+        conn.execute_batch(&format!(
+            "SET allowed_directories = [{}]",
+            list(&allowed.dirs)
+        ))?;
     }
     conn.execute_batch("SET enable_external_access = false; SET lock_configuration = true;")
 }
@@ -128,7 +142,7 @@ enum Reopen {
     File {
         path: std::path::PathBuf,
         access: AccessMode,
-        allowed: Vec<String>,
+        allowed: Allowed,
     },
     /// An in-memory database: its contents live only in the broken
     /// database, so it is not replaced.
@@ -210,7 +224,7 @@ impl DuckDbSource {
         let reopen = Reopen::File {
             path: path.to_path_buf(),
             access,
-            allowed: Vec::new(),
+            allowed: Allowed::default(),
         };
         let conn = reopen.open().map_err(fail)?;
         let mut source = Self::new(conn, reopen, None, options)?;
@@ -222,68 +236,87 @@ impl DuckDbSource {
         let fail = |e: duckdb::Error| SourceError(format!("cannot open an in-memory DuckDB: {e}"));
         let config = base_config(AccessMode::Automatic).map_err(fail)?;
         let conn = Connection::open_in_memory_with_flags(config).map_err(fail)?;
-        lock_down(&conn, &[]).map_err(fail)?;
+        lock_down(&conn, &Allowed::default()).map_err(fail)?;
         Self::new(conn, Reopen::Memory, None, options)
     }
 
-    /// Each file becomes a view named after its stem. The views live in a
-    /// small database file in a private temporary folder, which is then
-    /// reopened read-only with file access limited to exactly these files.
-    /// In a folder, a file that cannot be read is skipped with a warning; a
-    /// single file that cannot be read is an error.
+    /// Each file becomes a view named after its stem, each dataset one view
+    /// of its files (`duckdb_views`). The views live in a small database
+    /// file — kept in `options.cache` for the next start when given, else
+    /// in a private temporary folder — opened read-only with file access
+    /// limited to exactly these files and datasets' folders. A file or
+    /// dataset that cannot be read is skipped with a warning; when none
+    /// can, that is an error.
     pub(crate) fn open_data_files(
         files: &[DataFile],
         links_out: &[String],
         options: OpenOptions,
     ) -> Result<Self, SourceError> {
         crate::cleanup::remove_stale_views();
-        let views = ViewsDir::create()?;
-        let db_path = views.path().join("views.duckdb");
-        let mut skipped = Vec::new();
-        let mut kept = Vec::new();
-        {
-            let fail = |e: duckdb::Error| SourceError(format!("cannot set up the data files: {e}"));
-            let config = base_config(AccessMode::ReadWrite).map_err(fail)?;
-            let conn = Connection::open_with_flags(&db_path, config).map_err(fail)?;
-            for file in files {
-                let empty = std::fs::metadata(&file.path)
-                    .map(|m| m.len() == 0)
-                    .unwrap_or(false);
-                let result = if empty {
-                    Err("the file is empty".to_string())
-                } else {
-                    conn.execute_batch(&view_sql(file))
-                        .map_err(|e| file_error(&e.to_string()))
-                };
-                match result {
-                    Ok(()) => kept.push(file.path.display().to_string()),
-                    Err(why) => skipped.push(format!("{}: {why}", file.path.display())),
+        let cache = options
+            .cache
+            .clone()
+            .filter(|dir| crate::home::create_private_dir(dir).is_ok());
+        let (db_path, views, built) = match cache {
+            Some(cache) => {
+                let (target, prefix) = duckdb_views::cached_path(&cache, files);
+                match duckdb_views::read_note(&target) {
+                    Some(built) => (target, None, built),
+                    None => {
+                        let building = cache.join(format!(
+                            ".building-{}-{}.duckdb",
+                            std::process::id(),
+                            std::time::SystemTime::now()
+                                .duration_since(std::time::UNIX_EPOCH)
+                                .map(|d| d.as_nanos())
+                                .unwrap_or(0)
+                        ));
+                        let built = build_views(&building, files)?;
+                        private_file(&building);
+                        match duckdb_views::keep(&building, &built, &target, &prefix) {
+                            Ok(()) => (target, None, built),
+                            Err(e) => {
+                                tracing::warn!("{e}");
+                                (building, None, built)
+                            }
+                        }
+                    }
                 }
             }
-        }
-        if kept.is_empty() {
+            None => {
+                let views = ViewsDir::create()?;
+                let db_path = views.path().join("views.duckdb");
+                let built = build_views(&db_path, files)?;
+                views.make_private(&db_path);
+                (db_path, Some(views), built)
+            }
+        };
+        if built.allowed.paths.is_empty() && built.allowed.dirs.is_empty() {
+            let skipped: Vec<&str> = built
+                .warnings
+                .iter()
+                .map(|w| w.strip_prefix("skipped ").unwrap_or(w))
+                .collect();
             return Err(SourceError(match skipped.as_slice() {
                 [one] => format!("cannot read {one}"),
                 many => format!("none of the data files can be read: {}", many.join("; ")),
             }));
         }
-        // Only aiq may read the views database (it names the files).
-        views.make_private(&db_path);
         let reopen = Reopen::File {
             path: db_path,
             access: AccessMode::ReadOnly,
-            allowed: kept,
+            allowed: built.allowed,
         };
         let conn = reopen
             .open()
             .map_err(|e| SourceError(format!("cannot open the data files: {e}")))?;
-        let mut source = Self::new(conn, reopen, Some(views), options)?;
-        source.files = files.iter().map(|f| f.path.clone()).collect();
+        let mut source = Self::new(conn, reopen, views, options)?;
+        source.data_fingerprint = Some(duckdb_views::fingerprint(files));
         source.warnings = links_out
             .iter()
-            .cloned()
-            .chain(skipped)
             .map(|s| format!("skipped {s}"))
+            .chain(built.warnings)
+            .chain(built.notices)
             .collect();
         Ok(source)
     }
@@ -297,10 +330,11 @@ impl DuckDbSource {
         Ok(DuckDbSource {
             conn: std::cell::RefCell::new(conn),
             reopen,
-            views_dir,
+            _views_dir: views_dir,
             options,
             warnings: Vec::new(),
             files: Vec::new(),
+            data_fingerprint: None,
             gate: DuckGate::open().map_err(SourceError)?,
         })
     }
@@ -435,6 +469,9 @@ impl DataSource for DuckDbSource {
     }
 
     fn fingerprint(&self) -> Option<String> {
+        if let Some(data) = &self.data_fingerprint {
+            return Some(data.clone());
+        }
         (!self.files.is_empty()).then(|| super::files_fingerprint(&self.files))
     }
 
@@ -443,7 +480,7 @@ impl DataSource for DuckDbSource {
     }
 
     fn refuses_writes(&self) -> Option<&'static str> {
-        self.views_dir.is_some().then_some(
+        self.data_fingerprint.is_some().then_some(
             "data files are read through views, so nothing would be written back to them (load them into a .duckdb file to change data)",
         )
     }
@@ -451,7 +488,7 @@ impl DataSource for DuckDbSource {
     fn introspect(&self) -> Result<Catalog, SourceError> {
         // Views over data files are the tables of such a source; views in a
         // database file may be expensive, so they get no samples.
-        introspect(&self.conn.borrow(), self.views_dir.is_some())
+        introspect(&self.conn.borrow(), self.data_fingerprint.is_some())
             .map_err(|e| SourceError(format!("cannot read the DuckDB schema: {e}")))
     }
 
@@ -494,21 +531,23 @@ impl RowSink for Watched<'_> {
     }
 }
 
-fn view_sql(file: &DataFile) -> String {
-    let path = quote_str(&file.path.display().to_string());
-    let reader = match file.kind {
-        // A short row reads as NULLs in the missing columns (not as one
-        // column holding whole lines).
-        DataFileKind::Csv => format!("read_csv({path}, null_padding = true)"),
-        DataFileKind::Tsv => format!("read_csv({path}, delim = '\t', null_padding = true)"),
-        DataFileKind::Parquet => format!("read_parquet({path})"),
-        DataFileKind::Json => format!("read_json_auto({path})"),
-        DataFileKind::JsonLines => format!("read_json_auto({path}, format = 'newline_delimited')"),
-    };
-    format!(
-        "CREATE VIEW {} AS SELECT * FROM {reader}",
-        quote_ident(&file.table)
-    )
+/// Builds the views of `files` in a new database at `path`.
+fn build_views(path: &Path, files: &[DataFile]) -> Result<duckdb_views::Built, SourceError> {
+    let fail = |e: duckdb::Error| SourceError(format!("cannot set up the data files: {e}"));
+    let config = base_config(AccessMode::ReadWrite).map_err(fail)?;
+    let conn = Connection::open_with_flags(path, config).map_err(fail)?;
+    Ok(duckdb_views::build(&conn, files))
+}
+
+/// Mode 0600 for a views database (it names the files).
+fn private_file(path: &Path) {
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt;
+        let _ = std::fs::set_permissions(path, std::fs::Permissions::from_mode(0o600));
+    }
+    #[cfg(not(unix))]
+    let _ = path;
 }
 
 fn engine_error(e: duckdb::Error) -> ExecError {
@@ -532,7 +571,7 @@ fn is_reader_error(text: &str) -> bool {
 }
 
 /// One line for a file DuckDB cannot read: what is wrong and what to do.
-fn file_error(text: &str) -> String {
+pub(crate) fn file_error(text: &str) -> String {
     let mut lines = text.lines().map(str::trim);
     let first = lines
         .next()
@@ -858,11 +897,11 @@ mod tests {
         // A data-file source mends the same way.
         let csv = dir.path().join("p.csv");
         std::fs::write(&csv, "a,b\n1,2\n").unwrap();
-        let files = [DataFile {
-            path: csv,
-            table: "p".into(),
-            kind: DataFileKind::Csv,
-        }];
+        let files = [DataFile::single(
+            "p".into(),
+            csv,
+            crate::source::DataFileKind::Csv,
+        )];
         let src = DuckDbSource::open_data_files(&files, &[], OpenOptions::default()).unwrap();
         let _ = run(&src, &break_it);
         let r = read(&src, "SELECT b FROM p").unwrap();
@@ -931,11 +970,11 @@ mod tests {
         std::fs::write(&csv, "id,name\n1,Ann\n2,Bob\n").unwrap();
         let secret = dir.path().join("secret.csv");
         std::fs::write(&secret, "x\n1\n").unwrap();
-        let files = vec![DataFile {
-            table: "people".into(),
-            path: csv.canonicalize().unwrap(),
-            kind: DataFileKind::Csv,
-        }];
+        let files = vec![DataFile::single(
+            "people".into(),
+            csv.canonicalize().unwrap(),
+            crate::source::DataFileKind::Csv,
+        )];
         let src = DuckDbSource::open_data_files(&files, &[], OpenOptions::default()).unwrap();
         let r = run(&src, "SELECT name FROM people ORDER BY id").unwrap();
         assert_eq!(

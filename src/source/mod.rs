@@ -7,9 +7,11 @@
 //! front ends and the agent core never change when one is added. Nothing here
 //! prints; errors carry messages a person can act on.
 
+mod dataset;
 mod duckdb;
 mod duckdb_gate;
 mod duckdb_values;
+mod duckdb_views;
 mod mysql;
 mod postgres;
 mod saved;
@@ -28,8 +30,8 @@ use std::time::{Duration, Instant};
 pub use saved::{SavedSource, SavedSources};
 pub use server::ServerStatus;
 pub use spec::{
-    redact_url, resolve, resolve_location, strip_password, DataFile, DataFileKind, Resolved,
-    ServerProtocol, ServerSpec, SourceSpec,
+    redact_url, rename_table, resolve, resolve_location, strip_password, DataFile, DataFileKind,
+    Partition, Resolved, ServerProtocol, ServerSpec, SourceSpec,
 };
 pub use value::{Column, Value};
 
@@ -71,12 +73,15 @@ impl EngineKind {
 }
 
 /// How a source is opened.
-#[derive(Debug, Clone, Copy)]
+#[derive(Debug, Clone)]
 pub struct OpenOptions {
     /// Open read-write (`--allow-write`); otherwise the engine itself refuses writes.
     pub allow_write: bool,
     /// Statement timeout; a query running longer is interrupted.
     pub timeout: Duration,
+    /// Where a data-file source keeps its views between runs
+    /// (`$AIQ_HOME/cache/views`); `None`: built afresh each time.
+    pub cache: Option<std::path::PathBuf>,
 }
 
 impl Default for OpenOptions {
@@ -84,6 +89,7 @@ impl Default for OpenOptions {
         OpenOptions {
             allow_write: false,
             timeout: Duration::from_secs(30),
+            cache: None,
         }
     }
 }
@@ -284,7 +290,9 @@ impl SourceSpec {
             SourceSpec::DuckDb(p) => Some(format!("duckdb:{}", canonical(p))),
             SourceSpec::DuckDbMemory => None,
             SourceSpec::DataFiles { root, files, .. } => {
-                let names: Vec<String> = files.iter().map(|f| canonical(&f.path)).collect();
+                // Resolving made the files' paths canonical already.
+                let names: Vec<String> =
+                    files.iter().map(|f| f.path.display().to_string()).collect();
                 Some(format!("files:{}:{}", canonical(root), names.join(",")))
             }
             SourceSpec::Server(s) => Some(format!("server:{}", strip_password(&s.url))),

@@ -25,6 +25,8 @@ pub struct SavedSource {
     pub samples: Option<bool>,
     pub send_results: Option<bool>,
     pub redact: Option<Vec<String>>,
+    /// The table name of a glob source (SPEC §4.1).
+    pub name: Option<String>,
 }
 
 impl SavedSource {
@@ -38,6 +40,7 @@ impl SavedSource {
             samples: None,
             send_results: None,
             redact: None,
+            name: None,
         }
     }
 

@@ -7,7 +7,7 @@ use std::io::Read;
 use std::path::{Path, PathBuf};
 
 use super::saved::SavedSources;
-use super::SourceError;
+use super::{dataset, SourceError};
 pub use crate::redact::{redact_url, strip_password};
 
 /// What a SOURCE argument resolved to.
@@ -61,12 +61,52 @@ pub enum ServerProtocol {
     MySql,
 }
 
-/// One CSV/TSV/Parquet/JSON file and the table name it is served under.
+/// One CSV/TSV/Parquet/JSON file, or a dataset of such files, and the
+/// table name it is served under.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct DataFile {
     pub table: String,
+    /// The file; for a dataset, its folder (a glob's root).
     pub path: PathBuf,
     pub kind: DataFileKind,
+    /// A dataset's files, in path order; empty for a single file.
+    pub parts: Vec<PathBuf>,
+    /// A dataset's `key=value/` partition folders, outermost first.
+    pub partitions: Vec<Partition>,
+}
+
+impl DataFile {
+    /// One file served as a table.
+    pub fn single(table: String, path: PathBuf, kind: DataFileKind) -> DataFile {
+        DataFile {
+            table,
+            path,
+            kind,
+            parts: Vec::new(),
+            partitions: Vec::new(),
+        }
+    }
+
+    /// Whether this is a dataset (a folder or glob of files).
+    pub fn is_dataset(&self) -> bool {
+        !self.parts.is_empty()
+    }
+
+    /// Every file it reads.
+    pub fn files(&self) -> &[PathBuf] {
+        if self.parts.is_empty() {
+            std::slice::from_ref(&self.path)
+        } else {
+            &self.parts
+        }
+    }
+}
+
+/// A partition key of a dataset and the values its folders hold, sorted.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Partition {
+    pub key: String,
+    pub values: Vec<String>,
 }
 
 /// The formats DuckDB reads as tables.
@@ -80,7 +120,18 @@ pub enum DataFileKind {
 }
 
 impl DataFileKind {
-    fn from_extension(ext: &str) -> Option<Self> {
+    /// The format's name in messages.
+    pub fn name(self) -> &'static str {
+        match self {
+            DataFileKind::Csv => "csv",
+            DataFileKind::Tsv => "tsv",
+            DataFileKind::Parquet => "parquet",
+            DataFileKind::Json => "json",
+            DataFileKind::JsonLines => "jsonl",
+        }
+    }
+
+    pub(crate) fn from_extension(ext: &str) -> Option<Self> {
         match ext.to_ascii_lowercase().as_str() {
             "csv" => Some(DataFileKind::Csv),
             "tsv" => Some(DataFileKind::Tsv),
@@ -125,12 +176,22 @@ pub fn resolve(arg: &str, saved: &SavedSources) -> Result<Resolved, SourceError>
         if let SourceSpec::Server(server) = &mut inner {
             server.password_env = entry.password_env.clone();
         }
+        if let Some(name) = &entry.name {
+            rename_table(&mut inner, name)
+                .map_err(|e| SourceError(format!("saved source '{arg}': {}", e.0)))?;
+        }
         return Ok(Resolved {
             spec: inner,
             label: arg.to_string(),
         });
     }
     let path = Path::new(arg);
+    if !path.exists() && dataset::is_glob(arg) {
+        return Ok(Resolved {
+            spec: from_glob(arg)?,
+            label: arg.to_string(),
+        });
+    }
     if !path.exists() && !arg.contains(['/', '.', '\\']) {
         let names: Vec<&str> = saved.names().collect();
         let known = if names.is_empty() {
@@ -216,6 +277,9 @@ fn existing_file(path: &Path) -> Result<(), SourceError> {
 }
 
 fn from_path(path: &Path) -> Result<SourceSpec, SourceError> {
+    if !path.exists() && dataset::is_glob(&path.to_string_lossy()) {
+        return from_glob(&path.to_string_lossy());
+    }
     let meta = fs::metadata(path).map_err(|e| {
         SourceError(format!(
             "cannot open {}: {} ({HINT})",
@@ -235,7 +299,8 @@ fn from_path(path: &Path) -> Result<SourceSpec, SourceError> {
         "db" | "sqlite" | "sqlite3" => Ok(SourceSpec::Sqlite(path.to_path_buf())),
         "duckdb" | "ddb" => Ok(SourceSpec::DuckDb(path.to_path_buf())),
         _ => {
-            if let Some(kind) = DataFileKind::from_extension(&ext) {
+            let name = path.file_name().and_then(|n| n.to_str()).unwrap_or("");
+            if let Some((kind, _)) = dataset::kind_of(name) {
                 let file = data_file(path, kind)?;
                 let root = path.parent().unwrap_or(Path::new(".")).to_path_buf();
                 return Ok(SourceSpec::DataFiles {
@@ -271,20 +336,57 @@ fn data_file(path: &Path, kind: DataFileKind) -> Result<DataFile, SourceError> {
     let abs = fs::canonicalize(path)
         .map_err(|e| SourceError(format!("cannot open {}: {}", path.display(), io_reason(&e))))?;
     let table = abs
-        .file_stem()
+        .file_name()
         .and_then(|s| s.to_str())
+        .and_then(dataset::kind_of)
+        .map(|(_, stem)| stem.to_string())
         .ok_or_else(|| {
             SourceError(format!(
                 "cannot open {}: the file name is not valid UTF-8",
                 path.display()
             ))
-        })?
+        })?;
+    Ok(DataFile::single(table, abs, kind))
+}
+
+/// A glob is one table of the files it matches, named after its last
+/// fixed folder (SPEC §4.1).
+fn from_glob(pattern: &str) -> Result<SourceSpec, SourceError> {
+    let cannot = |why: String| SourceError(format!("cannot open {pattern}: {why}"));
+    let root = dataset::glob_root(pattern);
+    let real_root = fs::canonicalize(&root).map_err(|e| cannot(io_reason(&e)))?;
+    let mut skipped = Vec::new();
+    let files = dataset::glob_files(pattern, &real_root, &mut skipped).map_err(cannot)?;
+    if files.is_empty() {
+        return Err(cannot(
+            "no .csv/.tsv/.parquet/.json/.jsonl files match it".into(),
+        ));
+    }
+    let table = real_root
+        .file_name()
+        .and_then(|n| n.to_str())
+        .unwrap_or("data")
         .to_string();
-    Ok(DataFile {
-        table,
-        path: abs,
-        kind,
+    let file = dataset::dataset(table, real_root.clone(), files).map_err(cannot)?;
+    Ok(SourceSpec::DataFiles {
+        root: real_root,
+        files: vec![file],
+        skipped,
     })
+}
+
+/// Serves the one table of a glob (or single file) under `name`
+/// (`--name`, a saved source's `name =`).
+pub fn rename_table(spec: &mut SourceSpec, name: &str) -> Result<(), SourceError> {
+    match spec {
+        SourceSpec::DataFiles { files, .. } if files.len() == 1 => {
+            files[0].table = name.to_string();
+            Ok(())
+        }
+        _ => Err(SourceError(format!(
+            "cannot name the table '{name}': a name is for a source of one table (a glob or a data file), not a folder or database"
+        ))),
+    }
 }
 
 /// Every data file directly inside `dir` becomes a table named after its
@@ -299,42 +401,66 @@ fn data_folder(dir: &Path) -> Result<SourceSpec, SourceError> {
     let mut skipped = Vec::new();
     for entry in entries.flatten() {
         let path = entry.path();
-        if !path.is_file() {
-            continue;
-        }
-        match fs::canonicalize(&path) {
-            Ok(real) if real.starts_with(&real_dir) => {}
-            Ok(_) => {
-                skipped.push(format!(
-                    "{}: it links to a file outside the folder (aiq serves only the folder's own files)",
-                    path.display()
-                ));
+        let is_link = entry.file_type().is_ok_and(|t| t.is_symlink());
+        let is_dir = entry.file_type().is_ok_and(|t| t.is_dir()) || (is_link && path.is_dir());
+        if is_dir {
+            let Some(name) = entry.file_name().to_str().map(str::to_string) else {
+                continue;
+            };
+            if dataset::is_side_name(&name) || is_link {
                 continue;
             }
-            Err(_) => continue,
+            let real = real_dir.join(&name);
+            let parts = dataset::walk(&real, &real_dir, &mut skipped);
+            if parts.is_empty() {
+                continue;
+            }
+            match dataset::dataset(name, real, parts) {
+                Ok(file) => push_table(&mut files, file, dir)?,
+                Err(why) => skipped.push(format!("{}: {why}", path.display())),
+            }
+            continue;
         }
-        let Some(kind) = path
-            .extension()
+        // A link is served only when its real path lies inside the folder;
+        // a plain file's real path is the folder's own.
+        let real = if is_link {
+            match fs::canonicalize(&path) {
+                Ok(real) if real.starts_with(&real_dir) && real.is_file() => real,
+                Ok(real) if real.is_file() => {
+                    skipped.push(format!(
+                        "{}: it links to a file outside the folder (aiq serves only the folder's own files)",
+                        path.display()
+                    ));
+                    continue;
+                }
+                _ => continue,
+            }
+        } else if entry.file_type().is_ok_and(|t| t.is_file()) {
+            real_dir.join(entry.file_name())
+        } else {
+            continue;
+        };
+        let Some((kind, _)) = path
+            .file_name()
             .and_then(|e| e.to_str())
-            .and_then(DataFileKind::from_extension)
+            .filter(|n| !dataset::is_side_name(n))
+            .and_then(dataset::kind_of)
         else {
             continue;
         };
-        let file = data_file(&path, kind)?;
-        if let Some(other) = files.iter().find(|f| f.table == file.table) {
-            return Err(SourceError(format!(
-                "cannot open {}: {} and {} would both be table '{}' (rename one of them)",
-                dir.display(),
-                other.path.display(),
-                file.path.display(),
-                file.table
-            )));
-        }
-        files.push(file);
+        let Some((_, stem)) = real
+            .file_name()
+            .and_then(|n| n.to_str())
+            .and_then(dataset::kind_of)
+        else {
+            continue;
+        };
+        let table = stem.to_string();
+        push_table(&mut files, DataFile::single(table, real, kind), dir)?;
     }
     if files.is_empty() {
         return Err(SourceError(format!(
-            "cannot open {}: the folder holds no .csv/.tsv/.parquet/.json/.jsonl/.ndjson files",
+            "cannot open {}: the folder holds no .csv/.tsv/.parquet/.json/.jsonl/.ndjson files (compressed .gz/.zst too), directly or in subfolders",
             dir.display()
         )));
     }
@@ -344,6 +470,21 @@ fn data_folder(dir: &Path) -> Result<SourceSpec, SourceError> {
         files,
         skipped,
     })
+}
+
+/// Adds a table of a folder, unless another file or dataset has its name.
+fn push_table(files: &mut Vec<DataFile>, file: DataFile, dir: &Path) -> Result<(), SourceError> {
+    if let Some(other) = files.iter().find(|f| f.table == file.table) {
+        return Err(SourceError(format!(
+            "cannot open {}: {} and {} would both be table '{}' (rename one of them)",
+            dir.display(),
+            other.path.display(),
+            file.path.display(),
+            file.table
+        )));
+    }
+    files.push(file);
+    Ok(())
 }
 
 fn io_reason(e: &std::io::Error) -> String {

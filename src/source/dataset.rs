@@ -1,0 +1,363 @@
+//! Data files as data tools write them (SPEC §4.1, "Data files are
+//! datasets"): a subfolder of part files is one table, `key=value/` folders
+//! are partition columns, side files (`_SUCCESS`, `.crc`, names starting
+//! with `.` or `_`) are ignored, compressed files count by their inner
+//! extension, and a glob names the files of one table.
+//!
+//! Pure apart from reading folders; only files whose real path lies inside
+//! the dataset's folder are ever listed (a link out is skipped and said).
+
+use std::fs;
+use std::path::{Component, Path, PathBuf};
+
+use super::spec::{DataFile, DataFileKind, Partition};
+
+/// The compression suffixes DuckDB reads on its own (by the file name).
+const COMPRESSED: &[&str] = &["gz", "gzip", "zst", "zstd"];
+
+/// The format of a data file by its name, and the table name it gives
+/// (`orders.csv.gz` → CSV, `orders`); `None` for other files.
+pub fn kind_of(name: &str) -> Option<(DataFileKind, &str)> {
+    let (rest, ext) = name.rsplit_once('.')?;
+    if let Some(kind) = DataFileKind::from_extension(ext) {
+        return Some((kind, rest)).filter(|(_, stem)| !stem.is_empty());
+    }
+    if !COMPRESSED.contains(&ext.to_ascii_lowercase().as_str()) {
+        return None;
+    }
+    let (stem, inner) = rest.rsplit_once('.')?;
+    let kind = DataFileKind::from_extension(inner)?;
+    // Parquet compresses inside the file; a compressed one is not read.
+    (kind != DataFileKind::Parquet && !stem.is_empty()).then_some((kind, stem))
+}
+
+/// A name that data tools write beside the data: `_SUCCESS`,
+/// `_committed_*`, `.part-0.crc`, `_temporary/`, dot-files.
+pub fn is_side_name(name: &str) -> bool {
+    name.starts_with('.') || name.starts_with('_') || name.ends_with(".crc")
+}
+
+/// The files of one dataset: every data file under `dir` (any depth), in
+/// path order, skipping side files and folders and links that lead out of
+/// `real_root`. `skipped` gets one line per link out.
+pub fn walk(
+    dir: &Path,
+    real_root: &Path,
+    skipped: &mut Vec<String>,
+) -> Vec<(PathBuf, DataFileKind)> {
+    let mut out = Vec::new();
+    let mut stack = vec![dir.to_path_buf()];
+    while let Some(folder) = stack.pop() {
+        let Ok(entries) = fs::read_dir(&folder) else {
+            continue;
+        };
+        for entry in entries.flatten() {
+            let name = entry.file_name();
+            let Some(name) = name.to_str() else {
+                continue;
+            };
+            if is_side_name(name) {
+                continue;
+            }
+            let path = entry.path();
+            let Ok(file_type) = entry.file_type() else {
+                continue;
+            };
+            if file_type.is_symlink() {
+                match fs::canonicalize(&path) {
+                    Ok(real) if real.starts_with(real_root) => {
+                        // A link to a folder is not followed (no loops).
+                        if real.is_dir() {
+                            continue;
+                        }
+                    }
+                    Ok(_) => {
+                        skipped.push(format!(
+                            "{}: it links to a file outside the folder (aiq serves only the folder's own files)",
+                            path.display()
+                        ));
+                        continue;
+                    }
+                    Err(_) => continue,
+                }
+            } else if file_type.is_dir() {
+                stack.push(path);
+                continue;
+            }
+            if let Some((kind, _)) = kind_of(name) {
+                out.push((path, kind));
+            }
+        }
+    }
+    out.sort_by(|a, b| a.0.cmp(&b.0));
+    out
+}
+
+/// A dataset table named `table` of the files under `dir` (already listed
+/// by [`walk`]): one format, partitions from `key=value` folders. `Err`
+/// says why the files cannot make one table.
+pub fn dataset(
+    table: String,
+    dir: PathBuf,
+    files: Vec<(PathBuf, DataFileKind)>,
+) -> Result<DataFile, String> {
+    let Some(&(_, kind)) = files.first() else {
+        return Err("it holds no .csv/.tsv/.parquet/.json/.jsonl files".into());
+    };
+    let mut kinds: Vec<DataFileKind> = files.iter().map(|(_, k)| *k).collect();
+    kinds.sort_by_key(|k| k.name());
+    kinds.dedup();
+    if kinds.len() > 1 {
+        let names: Vec<&str> = kinds.iter().map(|k| k.name()).collect();
+        return Err(format!(
+            "it holds files of several formats ({}), which do not read as one table",
+            names.join(", ")
+        ));
+    }
+    let parts: Vec<PathBuf> = files.into_iter().map(|(p, _)| p).collect();
+    let partitions = partitions(&dir, &parts)?;
+    Ok(DataFile {
+        table,
+        path: dir,
+        kind,
+        parts,
+        partitions,
+    })
+}
+
+/// The `key=value` folders between `root` and each file: the same keys in
+/// the same order for every file, or an error naming the first that differs.
+fn partitions(root: &Path, parts: &[PathBuf]) -> Result<Vec<Partition>, String> {
+    let mut keys: Option<Vec<String>> = None;
+    let mut values: Vec<Vec<String>> = Vec::new();
+    for part in parts {
+        let rel = part.strip_prefix(root).unwrap_or(part);
+        let pairs: Vec<(String, String)> = rel
+            .parent()
+            .into_iter()
+            .flat_map(Path::components)
+            .filter_map(|c| match c {
+                Component::Normal(s) => s
+                    .to_str()?
+                    .split_once('=')
+                    .map(|(k, v)| (k.to_string(), v.to_string())),
+                _ => None,
+            })
+            .collect();
+        let these: Vec<String> = pairs.iter().map(|(k, _)| k.clone()).collect();
+        match &keys {
+            None => {
+                values = vec![Vec::new(); these.len()];
+                keys = Some(these);
+            }
+            Some(k) if *k != these => {
+                return Err(format!(
+                    "its partition folders differ ({} has {}, others {})",
+                    rel.display(),
+                    shown_keys(&these),
+                    shown_keys(k)
+                ))
+            }
+            Some(_) => {}
+        }
+        for (i, (_, v)) in pairs.into_iter().enumerate() {
+            values[i].push(v);
+        }
+    }
+    Ok(keys
+        .unwrap_or_default()
+        .into_iter()
+        .zip(values)
+        .map(|(key, mut values)| {
+            values.sort_by(|a, b| match (a.parse::<f64>(), b.parse::<f64>()) {
+                (Ok(x), Ok(y)) => x.total_cmp(&y),
+                _ => a.cmp(b),
+            });
+            values.dedup();
+            Partition { key, values }
+        })
+        .collect())
+}
+
+fn shown_keys(keys: &[String]) -> String {
+    if keys.is_empty() {
+        "no partition folders".into()
+    } else {
+        keys.join("/")
+    }
+}
+
+/// Whether a SOURCE argument is a glob rather than a path.
+pub fn is_glob(arg: &str) -> bool {
+    arg.contains(['*', '?', '['])
+}
+
+/// The folder a glob starts from: its leading components without glob
+/// characters (`sales/**/*.parquet` → `sales`; `*.csv` → `.`).
+pub fn glob_root(pattern: &str) -> PathBuf {
+    let mut root = PathBuf::new();
+    for c in Path::new(pattern).components() {
+        match c {
+            Component::Normal(s) if s.to_str().is_some_and(is_glob) => break,
+            other => root.push(other),
+        }
+    }
+    if root.as_os_str().is_empty() {
+        PathBuf::from(".")
+    } else {
+        root
+    }
+}
+
+/// The files a glob matches, inside its root: data files only, no side
+/// files or folders below the root, no links out.
+pub fn glob_files(
+    pattern: &str,
+    real_root: &Path,
+    skipped: &mut Vec<String>,
+) -> Result<Vec<(PathBuf, DataFileKind)>, String> {
+    let root = glob_root(pattern);
+    let paths = glob::glob(pattern).map_err(|e| format!("not a valid glob: {e}"))?;
+    let mut out = Vec::new();
+    for path in paths.flatten() {
+        let rel = path.strip_prefix(&root).unwrap_or(&path);
+        let side = rel
+            .components()
+            .any(|c| matches!(c, Component::Normal(s) if s.to_str().is_none_or(is_side_name)));
+        if side || !path.is_file() {
+            continue;
+        }
+        let Some((kind, _)) = path.file_name().and_then(|n| n.to_str()).and_then(kind_of) else {
+            continue;
+        };
+        match fs::canonicalize(&path) {
+            Ok(real) if real.starts_with(real_root) => out.push((real_root.join(rel), kind)),
+            Ok(_) => skipped.push(format!(
+                "{}: it links to a file outside the folder (aiq serves only the folder's own files)",
+                path.display()
+            )),
+            Err(_) => {}
+        }
+    }
+    out.sort_by(|a, b| a.0.cmp(&b.0));
+    Ok(out)
+}
+
+/// What the model is told of a dataset's partitions: `year (2020–2023),
+/// region (eu, us)`, for the table's comment.
+pub fn describe_partitions(file: &DataFile) -> Option<String> {
+    if file.partitions.is_empty() {
+        return None;
+    }
+    let keys: Vec<String> = file
+        .partitions
+        .iter()
+        .map(|p| format!("{} ({})", p.key, shown_values(&p.values)))
+        .collect();
+    Some(format!(
+        "a dataset of {} files partitioned by {}: filter on these columns to read fewer files",
+        file.parts.len(),
+        keys.join(", ")
+    ))
+}
+
+fn shown_values(values: &[String]) -> String {
+    let numeric = values.iter().all(|v| v.parse::<f64>().is_ok());
+    match values {
+        [] => String::new(),
+        [one] => one.clone(),
+        [first, .., last] if numeric && values.len() > 2 => format!("{first}–{last}"),
+        _ if values.len() <= 8 => values.join(", "),
+        _ => format!("{}, … {} values", values[..6].join(", "), values.len()),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn compressed_files_count_by_their_inner_extension() {
+        assert_eq!(
+            kind_of("orders.csv.gz"),
+            Some((DataFileKind::Csv, "orders"))
+        );
+        assert_eq!(
+            kind_of("log.jsonl.gz"),
+            Some((DataFileKind::JsonLines, "log"))
+        );
+        assert_eq!(kind_of("a.tsv.zst"), Some((DataFileKind::Tsv, "a")));
+        assert_eq!(kind_of("a.json.gz"), Some((DataFileKind::Json, "a")));
+        assert_eq!(
+            kind_of("part-0.snappy.parquet"),
+            Some((DataFileKind::Parquet, "part-0.snappy"))
+        );
+        assert_eq!(kind_of("a.parquet.gz"), None);
+        assert_eq!(kind_of("notes.txt.gz"), None);
+        assert_eq!(kind_of("README"), None);
+        assert_eq!(kind_of(".csv"), None);
+    }
+
+    #[test]
+    fn side_files_are_recognised() {
+        for side in [
+            "_SUCCESS",
+            "_committed_123",
+            ".part-0.parquet.crc",
+            "part-0.crc",
+            "_temporary",
+            ".hidden.csv",
+        ] {
+            assert!(is_side_name(side), "{side}");
+        }
+        assert!(!is_side_name("year=2020"));
+        assert!(!is_side_name("part-00000.parquet"));
+    }
+
+    #[test]
+    fn glob_roots() {
+        assert_eq!(glob_root("sales/**/*.parquet"), PathBuf::from("sales"));
+        assert_eq!(
+            glob_root("/data/logs/2024-*.csv"),
+            PathBuf::from("/data/logs")
+        );
+        assert_eq!(glob_root("*.csv"), PathBuf::from("."));
+        assert!(is_glob("a/*.csv") && !is_glob("a/b.csv"));
+    }
+
+    #[test]
+    fn partitions_come_from_key_value_folders() {
+        let root = PathBuf::from("/d/sales");
+        let files = [
+            "year=2021/region=eu/a.parquet",
+            "year=2020/region=us/b.parquet",
+            "year=2022/region=eu/c.parquet",
+        ]
+        .iter()
+        .map(|f| (root.join(f), DataFileKind::Parquet))
+        .collect();
+        let ds = dataset("sales".into(), root.clone(), files).unwrap();
+        assert_eq!(ds.partitions[0].key, "year");
+        assert_eq!(ds.partitions[0].values, ["2020", "2021", "2022"]);
+        assert_eq!(ds.partitions[1].values, ["eu", "us"]);
+        assert_eq!(
+            describe_partitions(&ds).unwrap(),
+            "a dataset of 3 files partitioned by year (2020–2022), region (eu, us): filter on these columns to read fewer files"
+        );
+        let odd = vec![
+            (root.join("year=2020/a.parquet"), DataFileKind::Parquet),
+            (root.join("b.parquet"), DataFileKind::Parquet),
+        ];
+        let e = dataset("sales".into(), root.clone(), odd).unwrap_err();
+        assert!(e.contains("partition folders differ"), "{e}");
+        let mixed = vec![
+            (root.join("a.parquet"), DataFileKind::Parquet),
+            (root.join("b.csv"), DataFileKind::Csv),
+        ];
+        let e = dataset("sales".into(), root, mixed).unwrap_err();
+        assert_eq!(
+            e,
+            "it holds files of several formats (csv, parquet), which do not read as one table"
+        );
+    }
+}

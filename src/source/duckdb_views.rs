@@ -1,0 +1,316 @@
+//! The views that serve a data-file source's files and datasets as tables
+//! (SPEC §4.1), built once and kept: each table's reader is decided from
+//! the files (one schema or several, partitions, a CSV that is not UTF-8),
+//! and the views database is cached by every file's path, size and
+//! modification time, so a warm start creates no view and sniffs no file.
+//!
+//! What the views may read is exactly their files: single files by path,
+//! datasets by their folder (`allowed_paths` / `allowed_directories`).
+
+use std::path::{Path, PathBuf};
+
+use duckdb::Connection;
+use serde::{Deserialize, Serialize};
+
+use super::dataset::describe_partitions;
+use super::spec::DataFile;
+use super::{quote_ident, quote_str, DataFileKind, SourceError};
+
+/// Changes whenever the views this module writes change, so a cached views
+/// database of an older aiq is never used.
+const VIEWS_VERSION: u32 = 1;
+
+/// What the connection may read: the single files, and datasets' folders.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub(crate) struct Allowed {
+    pub paths: Vec<String>,
+    pub dirs: Vec<String>,
+}
+
+/// What building the views found, kept beside a cached views database.
+#[derive(Debug, Default, Serialize, Deserialize)]
+pub(crate) struct Built {
+    /// One line per table that could not be served: said on every start.
+    pub warnings: Vec<String>,
+    /// One line per file read as Latin-1: said once, when the views are
+    /// built, not kept.
+    #[serde(skip)]
+    pub notices: Vec<String>,
+    pub allowed: Allowed,
+}
+
+/// The key of a cached views database: every file's path, size and
+/// modification time, and the tables they make.
+pub(crate) fn fingerprint(files: &[DataFile]) -> String {
+    let mut hash = Fnv::default();
+    hash.write(format!("views {VIEWS_VERSION};").as_bytes());
+    for file in files {
+        hash.write(format!("{}={:?}:{};", file.table, file.kind, file.path.display()).as_bytes());
+        for part in file.files() {
+            hash.write(stamp(part).as_bytes());
+        }
+    }
+    format!("{:016x}{:016x}", hash.0, hash.1)
+}
+
+/// A file's path, size and modification time.
+fn stamp(path: &Path) -> String {
+    match std::fs::metadata(path) {
+        Ok(m) => {
+            let modified = m
+                .modified()
+                .ok()
+                .and_then(|t| t.duration_since(std::time::UNIX_EPOCH).ok())
+                .map(|d| d.as_nanos())
+                .unwrap_or(0);
+            format!("{}:{}:{modified};", path.display(), m.len())
+        }
+        Err(_) => format!("{}:-;", path.display()),
+    }
+}
+
+/// Two FNV-1a hashes with different offsets: a 128-bit key, stable across
+/// runs and builds (std's hasher promises neither).
+struct Fnv(u64, u64);
+
+impl Default for Fnv {
+    fn default() -> Self {
+        Fnv(0xcbf2_9ce4_8422_2325, 0x6c62_272e_07bb_0142)
+    }
+}
+
+impl Fnv {
+    fn write(&mut self, bytes: &[u8]) {
+        for &b in bytes {
+            self.0 = (self.0 ^ u64::from(b)).wrapping_mul(0x0100_0000_01b3);
+            self.1 = (self.1 ^ u64::from(b)).wrapping_mul(0x0100_0000_01b3);
+        }
+    }
+}
+
+/// Creates a view for each table in the database `conn` has open; what
+/// cannot be read is left out and said in `Built::warnings`.
+pub(crate) fn build(conn: &Connection, files: &[DataFile]) -> Built {
+    let mut built = Built::default();
+    for file in files {
+        match create_view(conn, file) {
+            Ok(latin1) => {
+                for path in latin1 {
+                    built.notices.push(format!(
+                        "read {} as Latin-1: it is not UTF-8",
+                        path.display()
+                    ));
+                }
+                if file.is_dataset() {
+                    built.allowed.dirs.push(file.path.display().to_string());
+                } else {
+                    built.allowed.paths.push(file.path.display().to_string());
+                }
+            }
+            Err(why) if file.is_dataset() => built.warnings.push(format!(
+                "skipped {}: its files cannot be read as one table: {why}",
+                file.path.display()
+            )),
+            Err(why) => built
+                .warnings
+                .push(format!("skipped {}: {why}", file.path.display())),
+        }
+    }
+    built
+}
+
+/// Creates `file`'s view; the files read as Latin-1, or why it failed.
+fn create_view(conn: &Connection, file: &DataFile) -> Result<Vec<PathBuf>, String> {
+    if !file.is_dataset()
+        && std::fs::metadata(&file.path)
+            .map(|m| m.len() == 0)
+            .unwrap_or(false)
+    {
+        return Err("the file is empty".into());
+    }
+    let union = file.is_dataset() && schemas_differ(conn, file);
+    let create = |latin1: bool| {
+        let mut sql = format!(
+            "CREATE VIEW {} AS SELECT * FROM {}",
+            quote_ident(&file.table),
+            reader(file, union, latin1)
+        );
+        if let Some(comment) = describe_partitions(file) {
+            sql.push_str(&format!(
+                "; COMMENT ON VIEW {} IS {}",
+                quote_ident(&file.table),
+                quote_str(&comment)
+            ));
+        }
+        conn.execute_batch(&sql)
+    };
+    match create(false) {
+        Ok(()) => Ok(Vec::new()),
+        Err(e) if is_csv(file.kind) && e.to_string().contains("Invalid unicode") => {
+            create(true).map_err(|e| super::duckdb::file_error(&e.to_string()))?;
+            Ok(file.files().to_vec())
+        }
+        Err(e) => Err(super::duckdb::file_error(&e.to_string())),
+    }
+}
+
+fn is_csv(kind: DataFileKind) -> bool {
+    matches!(kind, DataFileKind::Csv | DataFileKind::Tsv)
+}
+
+/// The table function that reads `file`: its path or its list of parts;
+/// columns by name across files when their schemas differ; `key=value`
+/// folders as columns.
+fn reader(file: &DataFile, union: bool, latin1: bool) -> String {
+    let target = if file.is_dataset() {
+        let list: Vec<String> = file
+            .parts
+            .iter()
+            .map(|p| quote_str(&p.display().to_string()))
+            .collect();
+        format!("[{}]", list.join(", "))
+    } else {
+        quote_str(&file.path.display().to_string())
+    };
+    let mut options = Vec::new();
+    match file.kind {
+        // A short row reads as NULLs in the missing columns (not as one
+        // column holding whole lines).
+        DataFileKind::Csv => options.push("null_padding = true".to_string()),
+        DataFileKind::Tsv => {
+            options.push("delim = '\t'".to_string());
+            options.push("null_padding = true".to_string());
+        }
+        DataFileKind::JsonLines => options.push("format = 'newline_delimited'".to_string()),
+        DataFileKind::Parquet | DataFileKind::Json => {}
+    }
+    if latin1 {
+        options.push("encoding = 'latin-1'".to_string());
+    }
+    if file.is_dataset() {
+        options.push(format!("union_by_name = {union}"));
+        options.push(format!(
+            "hive_partitioning = {}",
+            !file.partitions.is_empty()
+        ));
+    }
+    let function = match file.kind {
+        DataFileKind::Csv | DataFileKind::Tsv => "read_csv",
+        DataFileKind::Parquet => "read_parquet",
+        DataFileKind::Json | DataFileKind::JsonLines => "read_json_auto",
+    };
+    if options.is_empty() {
+        format!("{function}({target})")
+    } else {
+        format!("{function}({target}, {})", options.join(", "))
+    }
+}
+
+/// Whether a dataset's files have different columns (then they are read
+/// by name, which costs a look at every file each time the view is read).
+/// JSON is always read by name.
+fn schemas_differ(conn: &Connection, file: &DataFile) -> bool {
+    let list = |paths: &[PathBuf]| {
+        let quoted: Vec<String> = paths
+            .iter()
+            .map(|p| quote_str(&p.display().to_string()))
+            .collect();
+        format!("[{}]", quoted.join(", "))
+    };
+    let distinct = match file.kind {
+        DataFileKind::Parquet => conn.query_row(
+            &format!(
+                "SELECT count(DISTINCT s) FROM (SELECT list_sort(list(name || ':' || coalesce(type, ''))) AS s \
+                 FROM parquet_schema({}) GROUP BY file_name)",
+                list(&file.parts)
+            ),
+            [],
+            |r| r.get::<_, i64>(0),
+        ),
+        DataFileKind::Csv | DataFileKind::Tsv => {
+            let delim = if file.kind == DataFileKind::Tsv {
+                ", delim = '\t'"
+            } else {
+                ""
+            };
+            let mut seen: Vec<String> = Vec::new();
+            for part in &file.parts {
+                let columns = conn.query_row(
+                    &format!(
+                        "SELECT Columns::VARCHAR FROM sniff_csv({}{delim})",
+                        quote_str(&part.display().to_string())
+                    ),
+                    [],
+                    |r| r.get::<_, String>(0),
+                );
+                match columns {
+                    Ok(c) if !seen.contains(&c) => seen.push(c),
+                    Ok(_) => {}
+                    // Not UTF-8, or unreadable: reading by name handles both.
+                    Err(_) => return true,
+                }
+                if seen.len() > 1 {
+                    return true;
+                }
+            }
+            Ok(1)
+        }
+        DataFileKind::Json | DataFileKind::JsonLines => Ok(2),
+    };
+    !matches!(distinct, Ok(n) if n <= 1)
+}
+
+/// Where a cached views database of `files` lives under `cache`, and the
+/// prefix every one of the same source shares.
+pub(crate) fn cached_path(cache: &Path, files: &[DataFile]) -> (PathBuf, String) {
+    let mut identity = Fnv::default();
+    for file in files {
+        identity.write(file.path.display().to_string().as_bytes());
+        identity.write(b";");
+    }
+    let prefix = format!("{:016x}-", identity.0);
+    let name = format!("{prefix}{}.duckdb", fingerprint(files));
+    (cache.join(name), prefix)
+}
+
+/// The note beside a cached views database.
+pub(crate) fn note_path(db: &Path) -> PathBuf {
+    db.with_extension("json")
+}
+
+/// Reads the note of a cached views database; `None` when it is missing
+/// or unreadable (then the views are built again).
+pub(crate) fn read_note(db: &Path) -> Option<Built> {
+    if !db.is_file() {
+        return None;
+    }
+    let text = std::fs::read(note_path(db)).ok()?;
+    serde_json::from_slice(&text).ok()
+}
+
+/// Keeps a freshly built views database (`built_db`, closed) and its note
+/// under `target`, replacing the source's older ones.
+pub(crate) fn keep(
+    built_db: &Path,
+    built: &Built,
+    target: &Path,
+    prefix: &str,
+) -> Result<(), SourceError> {
+    let fail = |e: std::io::Error| SourceError(format!("cannot keep the views: {e}"));
+    let dir = target
+        .parent()
+        .ok_or_else(|| SourceError("cannot keep the views: no folder".into()))?;
+    if let Ok(entries) = std::fs::read_dir(dir) {
+        for entry in entries.flatten() {
+            let name = entry.file_name();
+            let name = name.to_string_lossy();
+            if name.starts_with(prefix) && !target.ends_with(&*name) {
+                let _ = std::fs::remove_file(entry.path());
+            }
+        }
+    }
+    let note = serde_json::to_vec(built).map_err(|e| SourceError(e.to_string()))?;
+    crate::home::write_atomic(&note_path(target), |f| std::io::Write::write_all(f, &note))
+        .map_err(fail)?;
+    std::fs::rename(built_db, target).map_err(fail)
+}

@@ -1,0 +1,367 @@
+//! Data files as data tools write them (SPEC §4.1, "Data files are
+//! datasets"): partitioned Parquet folders, Spark-style part files with side
+//! files, monthly gzip'd CSVs whose columns grew, a Latin-1 CSV, globs —
+//! each checked against DuckDB run directly on the same files — and the
+//! views kept between runs.
+
+mod common;
+
+use std::fs;
+use std::path::{Path, PathBuf};
+
+use common::{stderr_of, stdout_of, Sandbox};
+
+/// Runs `sql` with DuckDB directly (the reference answer), every value as
+/// DuckDB's own text, one CSV line a row.
+fn duck(sql: &str) -> String {
+    let conn = duckdb::Connection::open_in_memory().unwrap();
+    let text = format!("SELECT COLUMNS(*)::VARCHAR FROM ({sql})");
+    let mut stmt = conn.prepare(&text).unwrap();
+    let mut rows = stmt.query([]).unwrap();
+    let mut out = String::new();
+    while let Some(row) = rows.next().unwrap() {
+        let n = row.as_ref().column_count();
+        let cells: Vec<String> = (0..n)
+            .map(|i| row.get::<_, Option<String>>(i).unwrap().unwrap_or_default())
+            .collect();
+        out.push_str(&cells.join(","));
+        out.push('\n');
+    }
+    out
+}
+
+/// The same text form through aiq.
+fn as_text(sql: &str) -> String {
+    format!("SELECT COLUMNS(*)::VARCHAR FROM ({sql})")
+}
+
+fn write_with_duckdb(sql: &str) {
+    duckdb::Connection::open_in_memory()
+        .unwrap()
+        .execute_batch(sql)
+        .unwrap();
+}
+
+/// aiq's CSV answer without its header line.
+fn aiq_rows(sb: &Sandbox, source: &str, sql: &str, extra: &[&str]) -> (String, String) {
+    let out = sb
+        .aiq()
+        .args([source, "-e", sql, "-f", "csv"])
+        .args(extra)
+        .output()
+        .unwrap();
+    let stdout = stdout_of(&out);
+    assert_eq!(out.status.code(), Some(0), "{sql}: {}", stderr_of(&out));
+    let rows: String = stdout.lines().skip(1).map(|l| format!("{l}\n")).collect();
+    (rows, stderr_of(&out))
+}
+
+/// A folder with a DuckDB-written partitioned Parquet dataset (`sales`), a
+/// Spark-style dataset (`events`) and a plain CSV (`customers`).
+fn lake(sb: &Sandbox) -> PathBuf {
+    let lake = sb.path().join("lake");
+    fs::create_dir_all(&lake).unwrap();
+    write_with_duckdb(&format!(
+        "COPY (SELECT i AS id, 2020 + i % 4 AS year, i % 3 AS region, round(i * 1.25, 2) AS amount \
+               FROM range(600) t(i)) \
+         TO '{}' (FORMAT parquet, PARTITION_BY (year, region))",
+        lake.join("sales").display()
+    ));
+    let events = lake.join("events");
+    fs::create_dir_all(events.join("_temporary/0")).unwrap();
+    for part in 0..3 {
+        write_with_duckdb(&format!(
+            "COPY (SELECT {part} * 100 + i AS id, 'e' || i AS kind FROM range(100) t(i)) \
+             TO '{}' (FORMAT parquet)",
+            events
+                .join(format!("part-0000{part}-5f1c.snappy.parquet"))
+                .display()
+        ));
+        fs::write(
+            events.join(format!(".part-0000{part}-5f1c.snappy.parquet.crc")),
+            b"crc\x00garbage",
+        )
+        .unwrap();
+    }
+    fs::write(events.join("_SUCCESS"), b"").unwrap();
+    fs::write(events.join("_temporary/0/part-9.parquet"), b"not parquet").unwrap();
+    fs::write(lake.join("customers.csv"), "id,name\n1,Ann\n2,Bob\n").unwrap();
+    lake
+}
+
+#[test]
+fn a_partitioned_folder_and_spark_output_are_tables_of_their_own() {
+    let sb = Sandbox::new();
+    let lake = lake(&sb);
+    let src = lake.to_str().unwrap();
+    let sql = "SELECT year, region, count(*) AS n, sum(amount) AS total FROM sales GROUP BY ALL ORDER BY ALL";
+    let (rows, err) = aiq_rows(&sb, src, &as_text(sql), &[]);
+    let direct = duck(&format!(
+        "SELECT year, region, count(*) AS n, sum(amount) AS total \
+         FROM read_parquet('{}/sales/**/*.parquet', hive_partitioning = true) GROUP BY ALL ORDER BY ALL",
+        lake.display()
+    ));
+    assert_eq!(rows, direct);
+    assert_eq!(rows.lines().count(), 12, "{rows}");
+    assert!(!err.contains("skipped"), "{err}");
+    // Spark's side files and `_temporary/` are not read.
+    let (rows, _) = aiq_rows(
+        &sb,
+        src,
+        "SELECT count(*), count(DISTINCT id) FROM events",
+        &[],
+    );
+    assert_eq!(rows, "300,300\n");
+    let (rows, _) = aiq_rows(&sb, src, "SELECT name FROM customers ORDER BY id", &[]);
+    assert_eq!(rows, "Ann\nBob\n");
+    // The model sees one table per dataset with its partitions marked.
+    let out = sb.aiq().args(["schema", src]).output().unwrap();
+    let schema = stdout_of(&out);
+    assert!(
+        schema.contains("partitioned by year (2020–2023), region (0–2)"),
+        "{schema}"
+    );
+    assert!(!schema.contains("part-0000"), "{schema}");
+    let tables: Vec<&str> = ["customers", "events", "sales"]
+        .into_iter()
+        .filter(|t| schema.contains(t))
+        .collect();
+    assert_eq!(tables.len(), 3, "{schema}");
+}
+
+#[test]
+fn a_question_about_one_partition_reads_only_its_files() {
+    let sb = Sandbox::new();
+    let lake = lake(&sb);
+    let src = lake.to_str().unwrap();
+    let filtered = "SELECT count(*) FROM sales WHERE year = 2022";
+    let (rows, _) = aiq_rows(&sb, src, filtered, &[]);
+    assert_eq!(rows, "150\n");
+    // Break every file of 2021 (keeping size and time, so the kept views
+    // stay): a query that read them would fail.
+    for entry in walk(&lake.join("sales/year=2021")) {
+        let meta = fs::metadata(&entry).unwrap();
+        let mut bytes = fs::read(&entry).unwrap();
+        let n = bytes.len();
+        bytes[n - 4..].copy_from_slice(b"XXXX");
+        fs::write(&entry, &bytes).unwrap();
+        let f = fs::File::options().write(true).open(&entry).unwrap();
+        f.set_modified(meta.modified().unwrap()).unwrap();
+    }
+    let (rows, _) = aiq_rows(&sb, src, filtered, &[]);
+    assert_eq!(rows, "150\n");
+    let out = sb
+        .aiq()
+        .args([src, "-e", "SELECT count(*) FROM sales"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(1), "the broken files were read");
+}
+
+fn walk(dir: &Path) -> Vec<PathBuf> {
+    let mut out = Vec::new();
+    for entry in fs::read_dir(dir).unwrap().flatten() {
+        let p = entry.path();
+        if p.is_dir() {
+            out.extend(walk(&p));
+        } else {
+            out.push(p);
+        }
+    }
+    out
+}
+
+#[test]
+fn monthly_gzip_csvs_with_a_column_added_midway_read_by_name() {
+    let sb = Sandbox::new();
+    let logs = sb.path().join("data/logs");
+    fs::create_dir_all(&logs).unwrap();
+    write_with_duckdb(&format!(
+        "COPY (SELECT i AS id, 'GET' AS method FROM range(5) t(i)) TO '{}' (FORMAT csv, COMPRESSION gzip); \
+         COPY (SELECT 5 + i AS id, 'POST' AS method, 200 + i AS status FROM range(7) t(i)) TO '{}' (FORMAT csv, COMPRESSION gzip); \
+         COPY (SELECT 1 AS x) TO '{}' (FORMAT csv, COMPRESSION zstd)",
+        logs.join("2024-01.csv.gz").display(),
+        logs.join("2024-02.csv.gz").display(),
+        sb.path().join("data/tiny.csv.zst").display(),
+    ));
+    let data = sb.path().join("data");
+    let src = data.to_str().unwrap();
+    let (rows, _) = aiq_rows(
+        &sb,
+        src,
+        "SELECT count(*), count(status), sum(id), min(status) FROM logs",
+        &[],
+    );
+    assert_eq!(rows, "12,7,66,200\n");
+    let (rows, _) = aiq_rows(&sb, src, "SELECT x FROM tiny", &[]);
+    assert_eq!(rows, "1\n");
+    // The same as a glob: one table named after its folder, or --name.
+    let glob = format!("{}/logs/*.csv.gz", data.display());
+    let (rows, _) = aiq_rows(&sb, &glob, "SELECT count(*) FROM logs", &[]);
+    assert_eq!(rows, "12\n");
+    let (rows, _) = aiq_rows(
+        &sb,
+        &glob,
+        "SELECT count(*) FROM requests",
+        &["--name", "requests"],
+    );
+    assert_eq!(rows, "12\n");
+    let out = sb
+        .aiq()
+        .args([src, "--name", "x", "-e", "SELECT 1"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2), "{}", stderr_of(&out));
+    assert!(stderr_of(&out).contains("--name"), "{}", stderr_of(&out));
+}
+
+#[test]
+fn a_recursive_glob_and_a_saved_glob_with_a_name() {
+    let sb = Sandbox::new();
+    let lake = lake(&sb);
+    let glob = format!("{}/sales/**/*.parquet", lake.display());
+    let (rows, _) = aiq_rows(
+        &sb,
+        &glob,
+        "SELECT count(*), count(DISTINCT year) FROM sales",
+        &[],
+    );
+    assert_eq!(rows, "600,4\n");
+    sb.write_config(&format!(
+        "[sources.s]\nurl = \"{glob}\"\nname = \"orders\"\n"
+    ));
+    let (rows, _) = aiq_rows(
+        &sb,
+        "s",
+        "SELECT count(*) FROM orders WHERE year = 2020",
+        &[],
+    );
+    assert_eq!(rows, "150\n");
+    // Saved from a relative glob: kept absolute, so it works from anywhere.
+    sb.aiq()
+        .args([
+            "sources",
+            "add",
+            "g",
+            "lake/sales/year=202[12]/**/*.parquet",
+        ])
+        .assert()
+        .success();
+    let config = fs::read_to_string(sb.home().join("config.toml")).unwrap();
+    assert!(
+        config.contains(&format!("{}/lake/sales/year=202[12]", sb.path().display()))
+            || config.contains("/lake/sales/year=202[12]"),
+        "{config}"
+    );
+    let (rows, _) = aiq_rows(
+        &sb,
+        "g",
+        "SELECT count(*), min(year), max(year) FROM sales",
+        &[],
+    );
+    assert_eq!(rows, "300,2021,2022\n");
+    let missing = format!("{}/nothing/*.csv", lake.display());
+    let out = sb
+        .aiq()
+        .args([missing.as_str(), "-e", "SELECT 1"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(3));
+}
+
+#[test]
+fn a_latin1_csv_is_read_and_said_once() {
+    let sb = Sandbox::new();
+    let path = sb.path().join("people.csv");
+    fs::write(
+        &path,
+        b"name,city\nJos\xe9,M\xe1laga\nRen\xe9,Z\xfcrich\n".as_slice(),
+    )
+    .unwrap();
+    let src = path.to_str().unwrap();
+    let (rows, err) = aiq_rows(&sb, src, "SELECT name, city FROM people ORDER BY name", &[]);
+    assert_eq!(rows, "José,Málaga\nRené,Zürich\n");
+    assert_eq!(err.matches("as Latin-1").count(), 1, "{err}");
+    let (rows, err) = aiq_rows(&sb, src, "SELECT count(*) FROM people", &[]);
+    assert_eq!(rows, "2\n");
+    assert!(!err.contains("Latin-1"), "said again: {err}");
+}
+
+#[test]
+fn a_dataset_that_cannot_be_one_table_is_named_and_the_rest_opens() {
+    let sb = Sandbox::new();
+    let lake = lake(&sb);
+    let mixed = lake.join("mixed");
+    fs::create_dir_all(&mixed).unwrap();
+    fs::write(mixed.join("a.csv"), "x\n1\n").unwrap();
+    write_with_duckdb(&format!(
+        "COPY (SELECT 2 AS x) TO '{}' (FORMAT parquet)",
+        mixed.join("b.parquet").display()
+    ));
+    let (rows, err) = aiq_rows(
+        &sb,
+        lake.to_str().unwrap(),
+        "SELECT count(*) FROM customers",
+        &[],
+    );
+    assert_eq!(rows, "2\n");
+    assert!(
+        err.contains("mixed: it holds files of several formats (csv, parquet)"),
+        "{err}"
+    );
+}
+
+#[test]
+fn the_views_are_kept_and_renewed_when_a_file_changes() {
+    let sb = Sandbox::new();
+    let lake = lake(&sb);
+    let src = lake.to_str().unwrap();
+    let kept = |sb: &Sandbox| -> Vec<String> {
+        let mut names: Vec<String> = fs::read_dir(sb.home().join("cache/views"))
+            .unwrap()
+            .flatten()
+            .map(|e| e.file_name().to_string_lossy().into_owned())
+            .filter(|n| n.ends_with(".duckdb"))
+            .collect();
+        names.sort();
+        names
+    };
+    aiq_rows(&sb, src, "SELECT count(*) FROM customers", &[]);
+    let first = kept(&sb);
+    assert_eq!(first.len(), 1, "{first:?}");
+    aiq_rows(&sb, src, "SELECT count(*) FROM customers", &[]);
+    assert_eq!(kept(&sb), first);
+    fs::write(lake.join("customers.csv"), "id,name\n1,Ann\n2,Bob\n3,Cy\n").unwrap();
+    let (rows, _) = aiq_rows(&sb, src, "SELECT count(*) FROM customers", &[]);
+    assert_eq!(rows, "3\n");
+    let renewed = kept(&sb);
+    assert_eq!(renewed.len(), 1, "{renewed:?}");
+    assert_ne!(renewed, first);
+}
+
+#[cfg(unix)]
+#[test]
+fn confinement_stays_exact() {
+    let sb = Sandbox::new();
+    let lake = lake(&sb);
+    let outside = sb.path().join("outside.csv");
+    fs::write(&outside, "secret\nhunter2\n").unwrap();
+    std::os::unix::fs::symlink(&outside, lake.join("events/part-00009.csv")).unwrap();
+    let src = lake.to_str().unwrap();
+    let (rows, err) = aiq_rows(&sb, src, "SELECT count(*) FROM events", &[]);
+    assert_eq!(rows, "300\n");
+    assert!(
+        err.contains("part-00009.csv: it links to a file outside the folder"),
+        "{err}"
+    );
+    assert!(!err.contains("outside.csv"), "{err}");
+    for sql in [
+        "SELECT * FROM read_parquet('/**/*.parquet')".to_string(),
+        format!("SELECT * FROM read_csv('{}')", outside.display()),
+        format!("SELECT * FROM '{}'", outside.display()),
+    ] {
+        let out = sb.aiq().args([src, "-e", &sql]).output().unwrap();
+        assert_ne!(out.status.code(), Some(0), "{sql}");
+        assert!(!stdout_of(&out).contains("hunter2"), "{sql}");
+    }
+}

@@ -304,7 +304,15 @@ pub(crate) fn keep(
         for entry in entries.flatten() {
             let name = entry.file_name();
             let name = name.to_string_lossy();
-            if name.starts_with(prefix) && !target.ends_with(&*name) {
+            // Older views of this source, and builds a crash left behind.
+            let left = name.starts_with(".building-")
+                && entry
+                    .metadata()
+                    .and_then(|m| m.modified())
+                    .ok()
+                    .and_then(|t| t.elapsed().ok())
+                    .is_some_and(|age| age.as_secs() > 3600);
+            if left || (name.starts_with(prefix) && !target.ends_with(&*name)) {
                 let _ = std::fs::remove_file(entry.path());
             }
         }

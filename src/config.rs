@@ -721,17 +721,27 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let c = Config::load(&env_with(dir.path(), &[])).unwrap();
         assert!(c.output.pager);
-        fs::write(dir.path().join("config.toml"), "[output]
+        fs::write(
+            dir.path().join("config.toml"),
+            "[output]
 pager = false
-").unwrap();
+",
+        )
+        .unwrap();
         let c = Config::load(&env_with(dir.path(), &[])).unwrap();
         assert_eq!(c.output, OutputConfig { pager: false });
-        assert!(c.to_masked_toml().contains("[output]
+        assert!(c.to_masked_toml().contains(
+            "[output]
 pager = false
-"));
-        fs::write(dir.path().join("config.toml"), "[output]
+"
+        ));
+        fs::write(
+            dir.path().join("config.toml"),
+            "[output]
 page = false
-").unwrap();
+",
+        )
+        .unwrap();
         let e = Config::load(&env_with(dir.path(), &[])).unwrap_err();
         assert!(e.to_string().contains("page"), "{e}");
         let template: toml::Table = toml::from_str(TEMPLATE).unwrap();

@@ -31,7 +31,12 @@ fn wide_db(sb: &Sandbox) -> PathBuf {
            referral_code TEXT, notes TEXT, updated_at TEXT);",
     )
     .unwrap();
-    let names = ["Ada Lovelace", "Grace Hopper", "Alan Turing", "Edsger Dijkstra"];
+    let names = [
+        "Ada Lovelace",
+        "Grace Hopper",
+        "Alan Turing",
+        "Edsger Dijkstra",
+    ];
     for i in 0..8 {
         let name = names[i % 4];
         conn.execute(
@@ -75,7 +80,11 @@ fn on_terminal_with_pager(sb: &Sandbox, record: &Path, args: &[&str], until: &st
 fn a_wide_result_shows_the_columns_that_fit_and_says_so() {
     let sb = Sandbox::new();
     let db = wide_db(&sb);
-    let args = [db.as_os_str(), "-e".as_ref(), "SELECT * FROM people".as_ref()];
+    let args = [
+        db.as_os_str(),
+        "-e".as_ref(),
+        "SELECT * FROM people".as_ref(),
+    ];
     let mut p = pty(&sb, &args, None, "dumb");
     // The first and last columns that fit at a readable width, `…` between.
     p.expect("│ id ┆ name         ┆ email        ┆ country ┆ … ┆ notes        ┆ updated_at   │")
@@ -104,7 +113,8 @@ fn one_wide_row_is_shown_as_a_record() {
     p.expect("─[ row 1 ]───").unwrap();
     p.expect("name                │ Grace Hopper").unwrap();
     p.expect("average_order_value │ 56.25").unwrap();
-    p.expect("updated_at          │ 2025-06-01 09:30:00").unwrap();
+    p.expect("updated_at          │ 2025-06-01 09:30:00")
+        .unwrap();
     p.expect("1 row · ").unwrap();
     let status = format!("{:?}", p.get_process().wait().unwrap());
     assert!(status.contains(", 0)"), "{status}");
@@ -169,11 +179,22 @@ fn a_result_taller_than_the_screen_goes_through_the_pager() {
     let sb = Sandbox::new();
     let db = wide_db(&sb);
     let record = sb.path().join("paged.txt");
-    let screen = on_terminal_with_pager(&sb, &record, &[db.to_str().unwrap(), "-e", TWO_HUNDRED], "rows shown · ");
+    let screen = on_terminal_with_pager(
+        &sb,
+        &record,
+        &[db.to_str().unwrap(), "-e", TWO_HUNDRED],
+        "rows shown · ",
+    );
     let paged = std::fs::read_to_string(&record).expect("the pager was started");
-    assert!(paged.starts_with("╭─────┬─────────╮\n│   i ┆ label   │\n"), "{paged}");
+    assert!(
+        paged.starts_with("╭─────┬─────────╮\n│   i ┆ label   │\n"),
+        "{paged}"
+    );
     assert!(paged.contains("│  57 ┆ row 57  │\n"), "{paged}");
-    assert!(paged.ends_with("╯\n… 100 more rows (use --max-rows to show more)\n"), "{paged}");
+    assert!(
+        paged.ends_with("╯\n… 100 more rows (use --max-rows to show more)\n"),
+        "{paged}"
+    );
     // The terminal showed only what came after: the footer.
     assert!(!screen.contains("row 57"), "{screen}");
     assert!(screen.contains("100 of 200 rows shown · "), "{screen}");
@@ -187,7 +208,11 @@ fn a_short_result_is_not_paged() {
     let screen = on_terminal_with_pager(
         &sb,
         &record,
-        &[db.to_str().unwrap(), "-e", "SELECT id, city FROM people LIMIT 3"],
+        &[
+            db.to_str().unwrap(),
+            "-e",
+            "SELECT id, city FROM people LIMIT 3",
+        ],
         "3 rows · ",
     );
     assert!(!record.exists(), "{screen}");
@@ -200,7 +225,12 @@ fn no_pager_flag_and_config_turn_the_pager_off() {
     let db = wide_db(&sb);
     let record = sb.path().join("paged.txt");
     let db = db.to_str().unwrap();
-    let screen = on_terminal_with_pager(&sb, &record, &[db, "--no-pager", "-e", TWO_HUNDRED], "rows shown · ");
+    let screen = on_terminal_with_pager(
+        &sb,
+        &record,
+        &[db, "--no-pager", "-e", TWO_HUNDRED],
+        "rows shown · ",
+    );
     assert!(!record.exists(), "{screen}");
     assert!(screen.contains("… 100 more rows"), "{screen}");
     sb.write_config("[output]\npager = false\n");

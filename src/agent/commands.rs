@@ -176,7 +176,8 @@ mod tests {
         assert_eq!(
             parse("/format"),
             SlashCommand::Unknown(
-                "/format needs a format: auto, table, expanded, csv, tsv, json, jsonl or markdown".into()
+                "/format needs a format: auto, table, expanded, csv, tsv, json, jsonl or markdown"
+                    .into()
             )
         );
     }

@@ -340,6 +340,9 @@ mod tests {
             "all columns: /format expanded, /format csv, /schema TABLE, or a wider terminal"
         );
         let (_, hint) = columns_note(f, false).unwrap();
-        assert_eq!(hint, "all columns: -f expanded, -f csv, or a wider terminal");
+        assert_eq!(
+            hint,
+            "all columns: -f expanded, -f csv, or a wider terminal"
+        );
     }
 }

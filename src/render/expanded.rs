@@ -171,7 +171,10 @@ avg     │ NULL
         rows.truncate(1);
         rows[0][0] = crate::source::Value::Text("a b c d e f g h i j k l m n o p".into());
         let out = render_at(Format::Expanded, 24, &cols, &rows);
-        assert!(out.contains("country │ a b c d e f g\n        │ h i j k l m n"), "{out}");
+        assert!(
+            out.contains("country │ a b c d e f g\n        │ h i j k l m n"),
+            "{out}"
+        );
     }
 
     #[test]

@@ -11,9 +11,9 @@ mod expanded;
 pub mod fit;
 mod json;
 mod markdown;
-mod table;
 #[cfg(test)]
 mod snapshot_tests;
+mod table;
 
 use std::fmt;
 use std::io::{self, Write};

@@ -75,8 +75,18 @@ fn wide(n: usize) -> (Vec<Column>, Vec<Vec<Value>>) {
     ]
     .map(|(name, ty)| Column::new(name, ty))
     .to_vec();
-    let names = ["Ada Lovelace", "Grace Hopper", "Alan Turing", "Edsger Dijkstra"];
-    let cities = [("GB", "London"), ("US", "Arlington"), ("GB", "Wilmslow"), ("NL", "Nuenen")];
+    let names = [
+        "Ada Lovelace",
+        "Grace Hopper",
+        "Alan Turing",
+        "Edsger Dijkstra",
+    ];
+    let cities = [
+        ("GB", "London"),
+        ("US", "Arlington"),
+        ("GB", "Wilmslow"),
+        ("NL", "Nuenen"),
+    ];
     let rows = (0..n)
         .map(|i| {
             let name = names[i % names.len()];
@@ -130,7 +140,12 @@ fn one_row_of_sixteen_columns() {
 #[test]
 fn one_row_of_sixteen_columns_as_a_table() {
     let (cols, rows) = wide(1);
-    check("one_row_of_sixteen_columns_table", Format::Table, &cols, &rows);
+    check(
+        "one_row_of_sixteen_columns_table",
+        Format::Table,
+        &cols,
+        &rows,
+    );
 }
 
 #[test]

@@ -20,9 +20,7 @@ pub(crate) struct Drawn {
 /// How the table meets the terminal's width (`None` off a terminal: every
 /// column at its full width).
 pub(crate) fn plan(grid: &Grid, options: &RenderOptions) -> Option<Plan> {
-    options
-        .width
-        .map(|w| fit::plan(grid, usize::from(w)))
+    options.width.map(|w| fit::plan(grid, usize::from(w)))
 }
 
 /// A column `width` cells wide inside its padding (comfy-table counts the

@@ -7,7 +7,6 @@
 //! never the full-screen view (its grid scrolls).
 
 use std::io::{self, Write};
-use std::path::Path;
 use std::process::{Child, ChildStdin, Command, Stdio};
 
 use unicode_width::UnicodeWidthStr;
@@ -63,7 +62,8 @@ fn visible_width(line: &str) -> usize {
 }
 
 /// The pager command: `$AIQ_PAGER`, else `$PAGER` (set but empty, or
-/// `cat`: none), else [`DEFAULT_PAGER`] when `less` is on the `PATH`.
+/// `cat`: none), else [`DEFAULT_PAGER`] when `less` is on the `PATH` and
+/// the terminal can run it (not `TERM=dumb`).
 pub fn command(env: &dyn Fn(&str) -> Option<String>) -> Option<String> {
     for name in ["AIQ_PAGER", "PAGER"] {
         if let Some(value) = env(name) {
@@ -71,13 +71,12 @@ pub fn command(env: &dyn Fn(&str) -> Option<String>) -> Option<String> {
             return (!value.is_empty() && value != "cat").then(|| value.to_string());
         }
     }
+    if env("TERM").as_deref() == Some("dumb") {
+        return None;
+    }
     let path = env("PATH")?;
-    let found = std::env::split_paths(&path).any(|dir| is_program(&dir.join("less")));
+    let found = std::env::split_paths(&path).any(|dir| dir.join("less").is_file());
     found.then(|| DEFAULT_PAGER.to_string())
-}
-
-fn is_program(path: &Path) -> bool {
-    path.is_file()
 }
 
 /// Starts `command` with its stdin piped and its output on the terminal.
@@ -288,6 +287,13 @@ mod tests {
         let path = dir.path().to_string_lossy().into_owned();
         let with_less = move |k: &str| (k == "PATH").then(|| path.clone());
         assert_eq!(command(&with_less).as_deref(), Some(DEFAULT_PAGER));
+        let path = dir.path().to_string_lossy().into_owned();
+        let dumb = move |k: &str| match k {
+            "PATH" => Some(path.clone()),
+            "TERM" => Some("dumb".to_string()),
+            _ => None,
+        };
+        assert_eq!(command(&dumb), None);
     }
 
     #[test]

@@ -79,13 +79,17 @@ pub struct RunArgs {
     )]
     pub execute: Option<String>,
 
-    /// Output format: table, csv, tsv, json, jsonl, markdown [default: table on a terminal, csv otherwise]
+    /// Output format: auto, table, expanded, csv, tsv, json, jsonl, markdown [default: auto on a terminal, csv otherwise]
     #[arg(short = 'f', long, value_name = "FMT", value_parser = parse_format)]
     pub format: Option<Format>,
 
     /// Rows shown in table/markdown output (default 100); limits every format when given
     #[arg(long, value_name = "N", allow_hyphen_values = true, value_parser = parse_count)]
     pub max_rows: Option<usize>,
+
+    /// Never send results through a pager (see [output] pager)
+    #[arg(long)]
+    pub no_pager: bool,
 
     /// Allow statements that change data (each is confirmed; scripts also need --yes)
     #[arg(long)]

@@ -25,11 +25,27 @@ pub struct Config {
     pub mcp: McpConfig,
     /// `[examples]`: verified examples sent with questions (SPEC §14).
     pub examples: ExamplesConfig,
+    /// `[output]`: how results reach a terminal (SPEC §2.3).
+    pub output: OutputConfig,
     pub sources: SavedSources,
     /// `[privacy]`: what leaves the machine, for every source (SPEC §4.3).
     pub privacy: crate::privacy::PrivacyConfig,
     /// Things worth telling the user (for example loose file permissions).
     pub warnings: Vec<String>,
+}
+
+/// `[output]`: how results reach a terminal (SPEC §2.3).
+#[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct OutputConfig {
+    /// Send results taller or wider than the screen through a pager.
+    pub pager: bool,
+}
+
+impl Default for OutputConfig {
+    fn default() -> Self {
+        OutputConfig { pager: true }
+    }
 }
 
 /// `[examples]`: how many verified examples go with a question (SPEC §14).
@@ -185,6 +201,8 @@ struct FileConfig {
     #[serde(default)]
     examples: ExamplesConfig,
     #[serde(default)]
+    output: OutputConfig,
+    #[serde(default)]
     sources: toml::Table,
     #[serde(default)]
     privacy: crate::privacy::PrivacyConfig,
@@ -234,6 +252,7 @@ impl Config {
             lua: file.lua,
             mcp: file.mcp,
             examples: file.examples,
+            output: file.output,
             sources,
             privacy: file.privacy,
             warnings,
@@ -289,6 +308,9 @@ impl Config {
         mcp["max_bytes"] = toml_edit::value(self.mcp.max_bytes as i64);
         mcp["max_concurrent"] = toml_edit::value(self.mcp.max_concurrent as i64);
         doc["mcp"] = toml_edit::Item::Table(mcp);
+        let mut output = toml_edit::Table::new();
+        output["pager"] = toml_edit::value(self.output.pager);
+        doc["output"] = toml_edit::Item::Table(output);
         let mut sources = toml_edit::Table::new();
         if let Some(d) = &self.sources.default {
             sources["default"] = toml_edit::value(d.as_str());
@@ -492,6 +514,9 @@ pub const TEMPLATE: &str = r#"# aiq configuration. Every key is optional; the va
 [examples]                       # verified examples (`/good`, `aiq examples`)
 # max = 3                        # the most similar sent with a question; 0 sends none
 
+[output]                         # results on a terminal
+# pager = true                   # taller or wider than the screen: $AIQ_PAGER, $PAGER or less -SRFX
+
 # Saved sources: `aiq sources add NAME PATH_OR_URL` writes them below, e.g.
 #   [sources.shop]
 #   url = "sqlite:///home/me/data/shop.db"
@@ -689,6 +714,38 @@ mod tests {
         assert!(e.to_string().contains("max_row"), "{e}");
         let template: toml::Table = toml::from_str(TEMPLATE).unwrap();
         assert!(template.contains_key("mcp"));
+    }
+
+    #[test]
+    fn the_pager_can_be_turned_off_in_the_file() {
+        let dir = tempfile::tempdir().unwrap();
+        let c = Config::load(&env_with(dir.path(), &[])).unwrap();
+        assert!(c.output.pager);
+        fs::write(
+            dir.path().join("config.toml"),
+            "[output]
+pager = false
+",
+        )
+        .unwrap();
+        let c = Config::load(&env_with(dir.path(), &[])).unwrap();
+        assert_eq!(c.output, OutputConfig { pager: false });
+        assert!(c.to_masked_toml().contains(
+            "[output]
+pager = false
+"
+        ));
+        fs::write(
+            dir.path().join("config.toml"),
+            "[output]
+page = false
+",
+        )
+        .unwrap();
+        let e = Config::load(&env_with(dir.path(), &[])).unwrap_err();
+        assert!(e.to_string().contains("page"), "{e}");
+        let template: toml::Table = toml::from_str(TEMPLATE).unwrap();
+        assert!(template.contains_key("output"));
     }
 
     #[test]

@@ -441,7 +441,7 @@ pub fn output_setup(ctx: &Context<'_>, args: &RunArgs) -> (Format, RenderOptions
     let tty = io::stdout().is_terminal();
     let format = args
         .format
-        .unwrap_or(if tty { Format::Table } else { Format::Csv });
+        .unwrap_or(if tty { Format::Auto } else { Format::Csv });
     (format, render_options(ctx, args, format))
 }
 
@@ -465,6 +465,16 @@ pub fn render_options(ctx: &Context<'_>, args: &RunArgs, format: Format) -> Rend
         width,
         count_budget: Some(crate::render::COUNT_BUDGET),
     }
+}
+
+/// The screen results are paged against: stdout is a terminal, and
+/// neither `--no-pager` nor `[output] pager = false` turned paging off.
+pub fn pager_screen(ctx: &Context<'_>, args: &RunArgs) -> Option<crate::frontend::pager::Screen> {
+    if args.no_pager || !ctx.config.output.pager || !io::stdout().is_terminal() {
+        return None;
+    }
+    let (width, height) = crossterm::terminal::size().ok()?;
+    Some(crate::frontend::pager::Screen { width, height })
 }
 
 pub(crate) fn source_error(e: SourceError) -> AiqError {

@@ -17,6 +17,7 @@ pub fn run_given(run: &RunArgs) -> Vec<&'static str> {
     flag(run.execute.is_some(), "--execute");
     flag(run.format.is_some(), "--format");
     flag(run.max_rows.is_some(), "--max-rows");
+    flag(run.no_pager, "--no-pager");
     flag(run.allow_write, "--allow-write");
     flag(run.yes, "--yes");
     flag(run.chart.is_some(), "--chart");

@@ -12,7 +12,7 @@
 //!   samples, result previews, redacted columns.
 //! - [`chart`]: charts of a result — the model (kind chooser, reductions),
 //!   terminal text, SVG and PNG.
-//! - [`render`]: result formats (table, csv, tsv, json, jsonl, markdown), each
+//! - [`render`]: result formats (auto, table, expanded, csv, tsv, json, jsonl, markdown), each
 //!   a `RowSink` over any `io::Write`.
 //! - [`config`]: `$AIQ_HOME/config.toml`, loaded once and immutable.
 //! - [`llm`]: the [`llm::ChatModel`] trait and its providers (OpenAI-compatible,

@@ -18,7 +18,7 @@ pub const COMMANDS: &[(&str, &str)] = &[
     ("/sql", "run SQL directly: /sql SELECT …"),
     (
         "/format",
-        "output format: /format table|csv|tsv|json|jsonl|markdown",
+        "output format: /format auto|table|expanded|csv|tsv|json|jsonl|markdown",
     ),
     ("/mode", "what the model writes: /mode sql|lua"),
     (
@@ -93,7 +93,7 @@ pub fn parse(line: &str) -> SlashCommand {
         "/schema" => SlashCommand::Schema(arg()),
         "/sql" => needs("a statement: /sql SELECT …", SlashCommand::Sql),
         "/format" => needs(
-            "a format: table, csv, tsv, json, jsonl or markdown",
+            "a format: auto, table, expanded, csv, tsv, json, jsonl or markdown",
             SlashCommand::Format,
         ),
         "/mode" => SlashCommand::Mode(arg()),
@@ -176,7 +176,8 @@ mod tests {
         assert_eq!(
             parse("/format"),
             SlashCommand::Unknown(
-                "/format needs a format: table, csv, tsv, json, jsonl or markdown".into()
+                "/format needs a format: auto, table, expanded, csv, tsv, json, jsonl or markdown"
+                    .into()
             )
         );
     }

@@ -88,7 +88,7 @@ fn slash_commands_answer_with_events() {
     let (_, s) = submit(&mut c, "/format xml", false);
     assert_eq!(
         texts(&s),
-        ["failed: unknown format 'xml' (choose one of: table, csv, tsv, json, jsonl, markdown)"]
+        ["failed: unknown format 'xml' (choose one of: auto, table, expanded, csv, tsv, json, jsonl, markdown)"]
     );
     let (_, s) = submit(&mut c, "/schema t", false);
     assert!(

@@ -35,6 +35,8 @@ pub struct Console<'a> {
     awaiting_rows: bool,
     /// Show a failed turn's error (chat); single-shot returns it instead.
     report_errors: bool,
+    /// The chat: hints name slash commands rather than flags.
+    chat: bool,
     /// `--yes`, for confirmations of writes.
     yes: bool,
     asker: Option<Asker<'a>>,
@@ -53,6 +55,7 @@ impl<'a> Console<'a> {
             stdout_tty: true,
             awaiting_rows: false,
             report_errors: false,
+            chat: false,
             yes,
             asker: None,
             streamed: false,
@@ -80,7 +83,9 @@ impl<'a> Console<'a> {
     }
 
     /// The line after a result: `12 rows · 35 ms` under a table on the
-    /// terminal, `1,234,567 rows · 2.1 s · 48 MB` after an export.
+    /// terminal (`3 rows · 16 columns (5 shown) · 35 ms` and how to see
+    /// them all when columns were left out), `1,234,567 rows · 2.1 s ·
+    /// 48 MB` after an export.
     fn footer(&self, finished: Finished) {
         if self.quiet || finished.changed {
             return;
@@ -95,19 +100,28 @@ impl<'a> Console<'a> {
             )
         } else if !self.inner.format().is_for_people() {
             return;
-        } else if finished.more {
-            format!(
-                "{} shown, more not counted · {time}",
-                progress::rows(finished.rows - finished.hidden)
-            )
-        } else if finished.hidden > 0 {
-            format!(
-                "{} of {} shown · {time}",
-                progress::thousands(finished.rows - finished.hidden),
-                progress::rows(finished.rows)
-            )
         } else {
-            format!("{} · {time}", progress::rows(finished.rows))
+            let rows = if finished.more {
+                format!(
+                    "{} shown, more not counted",
+                    progress::rows(finished.rows - finished.hidden)
+                )
+            } else if finished.hidden > 0 {
+                format!(
+                    "{} of {} shown",
+                    progress::thousands(finished.rows - finished.hidden),
+                    progress::rows(finished.rows)
+                )
+            } else {
+                progress::rows(finished.rows)
+            };
+            match columns_note(finished, self.chat) {
+                Some((columns, hint)) => {
+                    stderr_line(&self.dim(&format!("{rows} · {columns} · {time}")));
+                    hint
+                }
+                None => format!("{rows} · {time}"),
+            }
         };
         stderr_line(&self.dim(&line));
     }
@@ -115,6 +129,12 @@ impl<'a> Console<'a> {
     /// Shows failed turns (`aiq: …`), as the chat does.
     pub fn reporting_errors(mut self) -> Self {
         self.report_errors = true;
+        self
+    }
+
+    /// In the chat: a hint names `/format` and `/schema`, not flags.
+    pub fn in_chat(mut self) -> Self {
+        self.chat = true;
         self
     }
 
@@ -263,6 +283,18 @@ impl EventSink for Console<'_> {
     }
 }
 
+/// When a table left columns out: `16 columns (5 shown)` for the footer
+/// and, for the line under it, how to see them all.
+fn columns_note(finished: Finished, chat: bool) -> Option<(String, String)> {
+    let (all, shown) = finished.columns?;
+    let hint = if chat {
+        "all columns: /format expanded, /format csv, /schema TABLE, or a wider terminal"
+    } else {
+        "all columns: -f expanded, -f csv, or a wider terminal"
+    };
+    Some((format!("{all} columns ({shown} shown)"), hint.to_string()))
+}
+
 /// `text` on one line (runs of white space as one space), cut to `max`
 /// characters with `…`: a tool call's SQL stays one readable line.
 fn one_line(text: &str, max: usize) -> String {
@@ -277,7 +309,8 @@ fn one_line(text: &str, max: usize) -> String {
 
 #[cfg(test)]
 mod tests {
-    use super::one_line;
+    use super::{columns_note, one_line};
+    use crate::frontend::sink::Finished;
 
     #[test]
     fn tool_calls_show_on_one_line() {
@@ -286,5 +319,30 @@ mod tests {
             "SELECT a FROM t WHERE x = 1"
         );
         assert_eq!(one_line("abcdef", 4), "abc…");
+    }
+
+    #[test]
+    fn footer_says_how_many_columns_are_shown() {
+        let mut f = Finished {
+            rows: 3,
+            hidden: 0,
+            more: false,
+            changed: false,
+            elapsed: std::time::Duration::from_millis(35),
+            columns: None,
+        };
+        assert_eq!(columns_note(f, true), None);
+        f.columns = Some((16, 5));
+        let (columns, hint) = columns_note(f, true).unwrap();
+        assert_eq!(columns, "16 columns (5 shown)");
+        assert_eq!(
+            hint,
+            "all columns: /format expanded, /format csv, /schema TABLE, or a wider terminal"
+        );
+        let (_, hint) = columns_note(f, false).unwrap();
+        assert_eq!(
+            hint,
+            "all columns: -f expanded, -f csv, or a wider terminal"
+        );
     }
 }

@@ -9,6 +9,7 @@ pub mod charts;
 pub mod console;
 pub mod direct;
 pub mod oneshot;
+pub mod pager;
 pub mod progress;
 pub mod repl;
 pub mod script;
@@ -38,6 +39,7 @@ pub fn stdout_sink<'a>(
         render.count_budget = None;
     }
     let collect = sink::CollectOptions {
+        pager: crate::context::pager_screen(ctx, args),
         yes: args.yes,
         verbose: ctx.global.verbose,
         charting: charts::replaces_table(args),

@@ -89,6 +89,7 @@ pub fn run(
         verbose: ctx.global.verbose,
         charting: charts::replaces_table(run),
         ascii_charts: ctx.ascii_charts(),
+        pager: crate::context::pager_screen(ctx, run),
     };
     let collector = Collector::new(&mut out, format, render, collect);
     let mut sink: Box<dyn EventSink + '_> = if stderr_tty {

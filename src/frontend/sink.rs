@@ -8,6 +8,7 @@ use std::io::{self, BufRead, IsTerminal, Write};
 use std::rc::Rc;
 use std::sync::Arc;
 
+use super::pager::{self, Paging, Screen};
 use super::progress::Counter;
 use super::stderr_line;
 use crate::agent::{ConfirmKind, Confirmation, Event, EventSink, Outcome};
@@ -36,6 +37,9 @@ pub struct CollectOptions {
     /// Charts in ASCII only (a terminal that cannot show block or braille
     /// characters).
     pub ascii_charts: bool,
+    /// Results for people taller or wider than this screen go through the
+    /// pager (stdout is a terminal and paging is on).
+    pub pager: Option<Screen>,
 }
 
 /// The output, shared between the collector and the renderer of the
@@ -66,6 +70,8 @@ pub struct Finished {
     pub more: bool,
     pub changed: bool,
     pub elapsed: std::time::Duration,
+    /// When columns were left out to fit the terminal: (all, shown).
+    pub columns: Option<(usize, usize)>,
 }
 
 /// Renders a conversation's results to `out`.
@@ -120,8 +126,17 @@ impl<'a> Collector<'a> {
 
     fn renderer(&mut self) -> &mut Box<dyn Renderer + 'a> {
         let (format, options, out) = (self.format, self.render, self.out.clone());
-        self.renderer
-            .get_or_insert_with(|| render::renderer(format, Box::new(out), options))
+        let paged = self.options.pager.filter(|_| format.is_for_people());
+        self.renderer.get_or_insert_with(|| {
+            let out: Box<dyn Write + 'a> = match paged {
+                Some(screen) => {
+                    let command = pager::command(&|name| std::env::var(name).ok());
+                    Box::new(Paging::new(out, screen, command))
+                }
+                None => Box::new(out),
+            };
+            render::renderer(format, out, options)
+        })
     }
 
     /// Closes the result: the renderer's last lines, rows changed or left out.
@@ -133,10 +148,14 @@ impl<'a> Collector<'a> {
         more: bool,
     ) -> io::Result<()> {
         let mut hidden = 0;
+        let mut columns = None;
         let shown = self.renderer.is_some();
         if let Some(mut r) = self.renderer.take() {
             r.finish()?;
             hidden = r.hidden();
+            columns = r.columns_shown();
+            // Dropping it waits for the pager, if the result went there.
+            drop(r);
         }
         if changed {
             let noun = if rows == 1 { "row" } else { "rows" };
@@ -155,6 +174,7 @@ impl<'a> Collector<'a> {
             more,
             changed,
             elapsed,
+            columns,
         });
         Ok(())
     }

@@ -434,6 +434,27 @@ mod tests {
     }
 
     #[test]
+    fn the_markdown_text_cuts_long_values_and_the_structured_rows_keep_them() {
+        let mut consent = Fixed(Decision::Yes);
+        let caps = Caps {
+            rows: 10,
+            bytes: 1 << 20,
+        };
+        let mut sink = ResultSink::new(caps, &mut consent);
+        let long = "x".repeat(150);
+        sink.event(Event::Columns(cols())).unwrap();
+        sink.event(Event::Rows(vec![vec![
+            Value::Text(long.clone()),
+            Value::Int(1),
+        ]]))
+        .unwrap();
+        finished(&mut sink, 1);
+        let cut = format!("| {}… | 1 |", "x".repeat(99));
+        assert!(sink.table_text().contains(&cut), "{}", sink.table_text());
+        assert_eq!(sink.structured().rows[0][0], json!(long));
+    }
+
+    #[test]
     fn a_fix_starts_the_result_over() {
         let mut consent = Fixed(Decision::Yes);
         let caps = Caps {

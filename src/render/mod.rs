@@ -1,11 +1,18 @@
 //! Result formats (SPEC §2.1, §2.3). Every renderer is a [`RowSink`] over an
-//! `io::Write`: machine formats stream each row straight out; `table` and
-//! `markdown` keep at most `max_rows` rows (they need column widths) and
-//! count the rest. Renderers write results only — never messages.
+//! `io::Write`: machine formats stream each row straight out; the formats
+//! for people (`auto`, `table`, `expanded`, `markdown`) keep at most
+//! `max_rows` rows (they need column widths) and count the rest. They are
+//! the one place that decides how a result meets a terminal: which columns
+//! fit, records instead of a table, long values cut (SPEC §2.3, "Tables in
+//! a terminal"). Renderers write results only — never messages.
 
 mod delimited;
+mod expanded;
+pub mod fit;
 mod json;
 mod markdown;
+#[cfg(test)]
+mod snapshot_tests;
 mod table;
 
 use std::fmt;
@@ -18,7 +25,12 @@ use crate::source::{Column, EnoughRows, RowSink, Value};
 /// An output format.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Format {
+    /// A table, or records when one row does not fit the terminal and
+    /// there are only a few rows (the default on a terminal).
+    Auto,
     Table,
+    /// Each row as a record: `column │ value` lines.
+    Expanded,
     Csv,
     Tsv,
     Json,
@@ -27,8 +39,10 @@ pub enum Format {
 }
 
 impl Format {
-    pub const ALL: [Format; 6] = [
+    pub const ALL: [Format; 8] = [
+        Format::Auto,
         Format::Table,
+        Format::Expanded,
         Format::Csv,
         Format::Tsv,
         Format::Json,
@@ -38,7 +52,9 @@ impl Format {
 
     pub fn name(self) -> &'static str {
         match self {
+            Format::Auto => "auto",
             Format::Table => "table",
+            Format::Expanded => "expanded",
             Format::Csv => "csv",
             Format::Tsv => "tsv",
             Format::Json => "json",
@@ -47,9 +63,18 @@ impl Format {
         }
     }
 
-    /// `table` and `markdown` are for people and show at most `max_rows`.
+    /// `auto`, `table`, `expanded` and `markdown` are for people and show
+    /// at most `max_rows`.
     pub fn is_for_people(self) -> bool {
-        matches!(self, Format::Table | Format::Markdown)
+        matches!(
+            self,
+            Format::Auto | Format::Table | Format::Expanded | Format::Markdown
+        )
+    }
+
+    /// `auto` and `table` draw a grid (the full-screen view shows its own).
+    pub fn is_grid(self) -> bool {
+        matches!(self, Format::Auto | Format::Table)
     }
 }
 
@@ -102,6 +127,10 @@ pub trait Renderer: RowSink {
     fn finish(&mut self) -> io::Result<()>;
     /// Rows received but not printed because of `max_rows`.
     fn hidden(&self) -> u64;
+    /// When columns were left out to fit the terminal: (all, shown).
+    fn columns_shown(&self) -> Option<(usize, usize)> {
+        None
+    }
 }
 
 /// `1234567` → `1,234,567`: a count for people (footers, limits, windows).
@@ -125,15 +154,18 @@ pub fn renderer<'a>(
 ) -> Box<dyn Renderer + 'a> {
     let limit = Limit::new(options.max_rows);
     match format {
-        Format::Table | Format::Markdown => Box::new(GridRenderer {
-            out,
-            format,
-            options,
-            grid: Grid::new(),
-            limit,
-            counting_since: None,
-            gave_up: false,
-        }),
+        Format::Auto | Format::Table | Format::Expanded | Format::Markdown => {
+            Box::new(GridRenderer {
+                out,
+                format,
+                options,
+                grid: Grid::new(),
+                limit,
+                counting_since: None,
+                gave_up: false,
+                shown: None,
+            })
+        }
         Format::Csv => Box::new(delimited::CsvRenderer::new(out, limit)),
         Format::Tsv => Box::new(delimited::TsvRenderer::new(out, limit)),
         Format::Json => Box::new(json::JsonRenderer::new(out, limit, false)),
@@ -180,7 +212,7 @@ fn more_rows_line(hidden: Option<u64>) -> String {
     }
 }
 
-/// `table` and `markdown`: they need every shown row (for column widths and
+/// The formats for people: they need every shown row (for column widths and
 /// alignment) before drawing, so they keep at most `max_rows` rows and draw
 /// as soon as the next row shows there are more (or the result ends); then
 /// they count the rest for at most `count_budget` and stop the rows there.
@@ -194,13 +226,36 @@ struct GridRenderer<'a> {
     counting_since: Option<Instant>,
     /// Counting took too long: the rest is not counted.
     gave_up: bool,
+    /// Columns shown, when the table left some out.
+    shown: Option<usize>,
+}
+
+/// How `format` shows `grid`: `auto` is records when a row does not fit
+/// the terminal's width and there are at most [`fit::AUTO_EXPANDED_ROWS`]
+/// rows, else a table.
+fn layout(format: Format, grid: &Grid, options: &RenderOptions) -> Format {
+    if format != Format::Auto {
+        return format;
+    }
+    let few = (1..=fit::AUTO_EXPANDED_ROWS).contains(&grid.rows.len());
+    let cut = few && table::plan(grid, options).is_some_and(|p| p.shown().is_some());
+    if cut {
+        Format::Expanded
+    } else {
+        Format::Table
+    }
 }
 
 impl GridRenderer<'_> {
     fn draw(&mut self) -> io::Result<()> {
-        let mut text = match self.format {
+        let mut text = match layout(self.format, &self.grid, &self.options) {
             Format::Markdown => markdown::draw(&self.grid),
-            _ => table::draw(&self.grid, &self.options),
+            Format::Expanded => expanded::draw(&self.grid, &self.options),
+            _ => {
+                let drawn = table::draw(&self.grid, &self.options);
+                self.shown = drawn.shown;
+                drawn.text
+            }
         };
         text.push('\n');
         self.out.write_all(text.as_bytes())?;
@@ -259,6 +314,10 @@ impl Renderer for GridRenderer<'_> {
     fn hidden(&self) -> u64 {
         self.limit.hidden()
     }
+
+    fn columns_shown(&self) -> Option<(usize, usize)> {
+        self.shown.map(|m| (self.grid.columns.len(), m))
+    }
 }
 
 /// Buffered cells for the formats that need all shown rows before printing.
@@ -294,7 +353,8 @@ impl Grid {
             if let Some(n) = self.numeric.get_mut(i) {
                 *n = Some(n.unwrap_or(true) && v.is_numeric());
             }
-            cells.push(Some(v.to_text()));
+            // The formats for people show long values cut.
+            cells.push(Some(fit::cut(&v.to_text(), fit::MAX_CELL)));
         }
         self.rows.push(cells);
     }
@@ -324,6 +384,34 @@ mod tests {
                     max_rows,
                     color: false,
                     width: None,
+                    count_budget: None,
+                },
+            );
+            r.columns(columns).unwrap();
+            for row in rows {
+                r.row(row).unwrap();
+            }
+            r.finish().unwrap();
+        }
+        String::from_utf8(out).unwrap()
+    }
+
+    /// `render` on a terminal `width` cells wide.
+    pub(crate) fn render_at(
+        format: Format,
+        width: u16,
+        columns: &[Column],
+        rows: &[Vec<Value>],
+    ) -> String {
+        let mut out = Vec::new();
+        {
+            let mut r = renderer(
+                format,
+                Box::new(&mut out),
+                RenderOptions {
+                    max_rows: Some(100),
+                    color: false,
+                    width: Some(width),
                     count_budget: None,
                 },
             );
@@ -367,7 +455,7 @@ mod tests {
         let e = "xml".parse::<Format>().unwrap_err();
         assert_eq!(
             e,
-            "unknown format 'xml' (choose one of: table, csv, tsv, json, jsonl, markdown)"
+            "unknown format 'xml' (choose one of: auto, table, expanded, csv, tsv, json, jsonl, markdown)"
         );
     }
 

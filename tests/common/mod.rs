@@ -68,7 +68,10 @@ impl Sandbox {
             .env_remove("OPENAI_API_KEY")
             .env_remove("ANTHROPIC_API_KEY")
             // Nothing listens here: no test ever reaches a real Ollama.
-            .env("OLLAMA_HOST", "127.0.0.1:9");
+            .env("OLLAMA_HOST", "127.0.0.1:9")
+            // No pager on a pseudo-terminal unless a test asks for one.
+            .env("AIQ_PAGER", "")
+            .env_remove("PAGER");
         cmd
     }
 

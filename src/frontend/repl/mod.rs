@@ -160,6 +160,7 @@ impl Chat<'_> {
         let stdout = io::stdout();
         let mut out = io::BufWriter::new(stdout.lock());
         let collect = CollectOptions {
+            pager: crate::context::pager_screen(self.ctx, &self.run),
             yes: self.run.yes,
             verbose: self.ctx.global.verbose,
             ..CollectOptions::default()
@@ -170,6 +171,7 @@ impl Chat<'_> {
             .quiet(self.ctx.global.quiet)
             .stdout_tty(io::stdout().is_terminal())
             .reporting_errors()
+            .in_chat()
             .asking_with(Box::new(move |c| ask_in_editor(editor, c)));
         f(&mut self.conversation, &mut console);
         drop(console);

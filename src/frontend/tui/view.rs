@@ -210,7 +210,7 @@ fn status(app: &App, area: Rect, buf: &mut Buffer) {
     } else {
         left.push(Span::styled(" ready ", bar.fg(Color::Green)));
     }
-    let mode = if s.format == crate::render::Format::Table {
+    let mode = if s.format.is_grid() {
         s.mode.to_string()
     } else {
         format!("{} · {}", s.mode, s.format)

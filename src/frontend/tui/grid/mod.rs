@@ -144,7 +144,7 @@ impl Grid {
     /// Shows the finished result as `format` (`table` is the grid).
     pub fn set_format(&mut self, format: Format) {
         self.text = None;
-        if format != Format::Table && self.finished.is_some() && !self.columns.is_empty() {
+        if !format.is_grid() && self.finished.is_some() && !self.columns.is_empty() {
             self.text = Some(self.render_text(format));
             self.left = 0;
         }

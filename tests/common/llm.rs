@@ -68,20 +68,39 @@ impl Recorded {
             .map(|(_, v)| v.as_str())
     }
 
-    /// The `messages` array as (role, content) pairs.
+    /// The `messages` array as (role, content) pairs; a content of text
+    /// blocks only (Anthropic's form, which carries cache markers) is its
+    /// text.
     pub fn messages(&self) -> Vec<(String, String)> {
         self.body["messages"]
             .as_array()
             .into_iter()
             .flatten()
             .map(|m| {
-                let content = match &m["content"] {
-                    Value::String(s) => s.clone(),
-                    other => other.to_string(),
-                };
-                (m["role"].as_str().unwrap_or_default().to_string(), content)
+                (
+                    m["role"].as_str().unwrap_or_default().to_string(),
+                    text_of(&m["content"]),
+                )
             })
             .collect()
+    }
+
+    /// Anthropic's `system` field as text, whether a string or text blocks.
+    pub fn system(&self) -> String {
+        text_of(&self.body["system"])
+    }
+}
+
+/// A content as text: a string, or text blocks joined; anything else as
+/// JSON.
+fn text_of(content: &Value) -> String {
+    match content {
+        Value::String(s) => s.clone(),
+        Value::Array(blocks) if blocks.iter().all(|b| b["type"] == "text") => blocks
+            .iter()
+            .map(|b| b["text"].as_str().unwrap_or_default())
+            .collect(),
+        other => other.to_string(),
     }
 }
 
@@ -254,10 +273,7 @@ async fn handle(
     let last_user = json["messages"]
         .as_array()
         .and_then(|m| m.iter().rev().find(|m| m["role"] == "user"))
-        .map(|m| match &m["content"] {
-            Value::String(s) => question_of(s).to_string(),
-            other => other.to_string(),
-        })
+        .map(|m| question_of(&text_of(&m["content"])).to_string())
         .unwrap_or_default();
     let next = answerer
         .and_then(|f| f(&last_user))

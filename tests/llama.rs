@@ -181,8 +181,7 @@ struct Evaluated {
 /// the total less the generation's.
 fn evaluated(log: &str) -> Vec<Option<Evaluated>> {
     let number = |text: &str| -> f64 {
-        text.trim()
-            .split_whitespace()
+        text.split_whitespace()
             .next()
             .and_then(|n| n.parse().ok())
             .unwrap_or(0.0)

@@ -299,3 +299,111 @@ fn ollama_gets_the_same_options_every_request_and_keeps_the_model_loaded() {
     let (a, b) = (rendered(&chats[0]), rendered(&chats[1]));
     assert!(b.starts_with(&a), "{a}\n---\n{b}");
 }
+
+/// `-v` says what each request cost and how much of it the provider's
+/// cache served (the scripted server reports 8 cached tokens of 11, and
+/// Anthropic 3 more written to its cache).
+#[test]
+fn verbose_runs_report_the_cached_tokens() {
+    for (provider, line) in [
+        (
+            "openai",
+            "openai usage: 11 input tokens (8 read from the cache), 7 output tokens",
+        ),
+        (
+            "anthropic",
+            "anthropic usage: 22 input tokens (8 read from the cache, 3 written to it), 7 output tokens",
+        ),
+    ] {
+        let sb = Sandbox::new();
+        let db = sb.shop_sqlite();
+        let server = ModelServer::start(vec![Reply::Text(
+            "```sql\nSELECT count(*) AS n FROM customers\n```".into(),
+        )]);
+        let out = sb
+            .std_aiq_with(&server, provider)
+            .arg(&db)
+            .args(["-q", "how many customers?", "-v"])
+            .output()
+            .unwrap();
+        let err = common::stderr_of(&out);
+        assert_eq!(out.status.code(), Some(0), "{err}");
+        assert!(err.contains(line), "{provider}: {err}");
+    }
+}
+
+/// A writer the test reads back: what `-v` would print.
+#[derive(Clone, Default)]
+struct Captured(std::sync::Arc<std::sync::Mutex<Vec<u8>>>);
+
+impl io::Write for Captured {
+    fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
+        self.0.lock().unwrap().extend_from_slice(buf);
+        Ok(buf.len())
+    }
+    fn flush(&mut self) -> io::Result<()> {
+        Ok(())
+    }
+}
+
+/// Another source lays the schema out again, and says why at `-v`; until
+/// then the system message stays the same bytes.
+#[test]
+fn the_schema_is_laid_out_again_only_when_it_must_and_says_why() {
+    let sb = Sandbox::new();
+    let db = sb.shop_sqlite();
+    let server = ModelServer::start(
+        (0..3)
+            .map(|_| Reply::Text("```sql\nSELECT count(*) AS n FROM customers\n```".into()))
+            .collect(),
+    );
+    let settings = Settings {
+        provider: Provider::OpenAi,
+        model: "test-model".into(),
+        base_url: server.base(),
+        api_key: None,
+        timeout: std::time::Duration::from_secs(10),
+        max_retries: 0,
+        stream: true,
+        context_tokens: None,
+        home: Some(sb.home()),
+    };
+    let open = || source::open(&SourceSpec::Sqlite(db.clone()), OpenOptions::default()).unwrap();
+    let src = open();
+    let catalog = src.introspect().unwrap();
+    let mut t = Thread::new(
+        llm::connect(&settings).unwrap(),
+        src,
+        catalog,
+        ThreadOptions::default(),
+    );
+    let captured = Captured::default();
+    let writer = captured.clone();
+    let subscriber = tracing_subscriber::fmt()
+        .with_env_filter(tracing_subscriber::EnvFilter::new("aiq=info"))
+        .with_writer(move || writer.clone())
+        .with_ansi(false)
+        .finish();
+    tracing::subscriber::with_default(subscriber, || {
+        t.ask("how many customers?", &mut Events::default())
+            .unwrap();
+        t.ask("and how many orders per country?", &mut Events::default())
+            .unwrap();
+        let src = open();
+        let catalog = src.introspect().unwrap();
+        t.set_source(src, catalog);
+        t.ask("how many products?", &mut Events::default()).unwrap();
+    });
+    let log = String::from_utf8(captured.0.lock().unwrap().clone()).unwrap();
+    let again: Vec<&str> = log
+        .lines()
+        .filter(|l| l.contains("the schema is laid out again"))
+        .collect();
+    assert_eq!(again.len(), 1, "{log}");
+    assert!(
+        again[0].ends_with("the schema is laid out again for this question: the source changed"),
+        "{log}"
+    );
+    let chats = server.chats();
+    assert_eq!(chats[0].messages()[0], chats[1].messages()[0]);
+}

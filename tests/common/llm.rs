@@ -543,7 +543,7 @@ fn openai_events(reply: &Reply) -> Vec<String> {
     ));
     out.push(format!(
         "data: {}",
-        json!({"choices": [], "usage": {"prompt_tokens": 11, "completion_tokens": 7}})
+        json!({"choices": [], "usage": {"prompt_tokens": 11, "completion_tokens": 7, "prompt_tokens_details": {"cached_tokens": 8}}})
     ));
     out.push("data: [DONE]".to_string());
     out
@@ -560,13 +560,13 @@ fn openai_body(reply: &Reply) -> Value {
         }
         other => panic!("not a body reply: {other:?}"),
     };
-    json!({"id": "c", "choices": [{"index": 0, "message": message, "finish_reason": "stop"}], "usage": {"prompt_tokens": 11, "completion_tokens": 7}})
+    json!({"id": "c", "choices": [{"index": 0, "message": message, "finish_reason": "stop"}], "usage": {"prompt_tokens": 11, "completion_tokens": 7, "prompt_tokens_details": {"cached_tokens": 8}}})
 }
 
 fn anthropic_events(reply: &Reply) -> Vec<String> {
     // message_start's JSON is split over two `data:` lines (joined with a newline).
     let mut out = vec![
-        "event: message_start\ndata: {\"type\":\"message_start\",\ndata: \"message\":{\"usage\":{\"input_tokens\":11}}}".to_string(),
+        "event: message_start\ndata: {\"type\":\"message_start\",\ndata: \"message\":{\"usage\":{\"input_tokens\":11,\"cache_read_input_tokens\":8,\"cache_creation_input_tokens\":3}}}".to_string(),
         "event: ping\ndata: {\"type\":\"ping\"}".to_string(),
     ];
     match reply {
@@ -608,7 +608,7 @@ fn anthropic_body(reply: &Reply) -> Value {
         }
         other => panic!("not a body reply: {other:?}"),
     };
-    json!({"id": "m", "type": "message", "role": "assistant", "content": content, "usage": {"input_tokens": 11, "output_tokens": 7}})
+    json!({"id": "m", "type": "message", "role": "assistant", "content": content, "usage": {"input_tokens": 11, "output_tokens": 7, "cache_read_input_tokens": 8, "cache_creation_input_tokens": 3}})
 }
 
 /// Ollama's native reply: JSON lines when streamed, one object otherwise.

@@ -329,6 +329,20 @@ fn verbose_runs_report_the_cached_tokens() {
         let err = common::stderr_of(&out);
         assert_eq!(out.status.code(), Some(0), "{err}");
         assert!(err.contains(line), "{provider}: {err}");
+        // `aiq logs` keeps it.
+        let logs = sb.std_aiq().arg("logs").output().unwrap();
+        let logs = common::stdout_of(&logs);
+        let written = if provider == "anthropic" { 3 } else { 0 };
+        let input = if provider == "anthropic" { 22 } else { 11 };
+        assert!(
+            logs.contains(&format!(
+                "  ok        model  {}  {provider} test-model: {input} input tokens (8 from the cache, {written} written to it), 7 output  ",
+                db.canonicalize().unwrap().display()
+            )) || logs.contains(&format!(
+                "{provider} test-model: {input} input tokens (8 from the cache, {written} written to it), 7 output  "
+            )),
+            "{logs}"
+        );
     }
 }
 

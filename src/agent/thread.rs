@@ -592,6 +592,7 @@ impl Thread {
         };
         let mut sink_error: Option<io::Error> = None;
         let mut used = crate::llm::Usage::default();
+        let started = std::time::Instant::now();
         let result = self.model.chat(
             ChatRequest {
                 messages: &all,
@@ -630,6 +631,9 @@ impl Thread {
         }
         if used != crate::llm::Usage::default() {
             tracing::info!("{}", usage_line(self.model.provider(), &used));
+            if let Some(archive) = &self.archive {
+                archive.log_usage(self.model.provider(), self.model.model(), &used, started);
+            }
         }
         Ok(result.map(|()| reply))
     }

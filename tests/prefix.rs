@@ -183,6 +183,21 @@ fn a_six_question_chat_keeps_each_request_as_the_next_ones_prefix() {
             i + 1
         );
     }
+    // Some follow-ups needed tables the conversation's schema lacked: they
+    // came with the question, which ends its message.
+    let added: Vec<usize> = chats
+        .iter()
+        .enumerate()
+        .filter(|(_, r)| {
+            let (_, last) = r.messages().pop().unwrap();
+            last.starts_with("More tables for this question")
+        })
+        .map(|(i, _)| i)
+        .collect();
+    assert!(!added.is_empty() && !added.contains(&0), "{added:?}");
+    for (q, r) in questions.iter().zip(&chats) {
+        assert!(r.messages().pop().unwrap().1.ends_with(&q.text));
+    }
 }
 
 #[test]

@@ -42,9 +42,10 @@ pub struct SchemaView<'a> {
     pub dialect: crate::safety::Dialect,
 }
 
-/// The system prompt for a question's `signals` — the general notes, then
-/// the ranked schema in what room they leave — and what had to give to
-/// fit. `aiq schema --as-sent` prints it too.
+/// The system prompt of a first question's request for its `signals` —
+/// the general notes, then the ranked schema in what room they leave —
+/// the verified examples its own message carries before the question, and
+/// what had to give to fit. `aiq schema --as-sent` prints them too.
 pub fn system_for(
     view: &SchemaView<'_>,
     signals: &Signals<'_>,
@@ -52,7 +53,7 @@ pub fn system_for(
     allow_write: bool,
     kind: &dyn AnswerKind,
     with_tools: bool,
-) -> (String, Option<String>) {
+) -> (String, String, Option<String>) {
     let mut earlier: Vec<&str> = signals.earlier_sql.to_vec();
     earlier.extend(view.examples.iter().map(|e| e.sql.as_str()));
     let signals = Signals {
@@ -73,11 +74,11 @@ pub fn system_for(
         today,
         allow_write,
         notes: view.notes,
-        examples: &examples,
+        examples: "",
         schema: &laid.text,
         look: partial.then(|| tools::how_to_look(with_tools)),
     };
-    (system_prompt(&facts, kind), laid.notice())
+    (system_prompt(&facts, kind), examples, laid.notice())
 }
 
 #[path = "thread_fit.rs"]
@@ -484,9 +485,9 @@ impl Thread {
         }
     }
 
-    /// The system prompt for a question's `signals` and what had to give
-    /// to fit (see [`system_for`]).
-    pub fn system_for(&self, signals: &Signals<'_>) -> (String, Option<String>) {
+    /// The system prompt for a question's `signals`, the examples its
+    /// message carries, and what had to give to fit (see [`system_for`]).
+    pub fn system_for(&self, signals: &Signals<'_>) -> (String, String, Option<String>) {
         let notes = self.general_notes();
         let examples = self.examples_for(signals.question);
         let view = SchemaView {

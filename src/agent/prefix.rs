@@ -113,11 +113,6 @@ pub fn question_message(tables: &str, examples: &str, question: &str) -> String 
     out
 }
 
-/// The bytes shared at the start of two texts.
-pub fn common_prefix(a: &str, b: &str) -> usize {
-    a.bytes().zip(b.bytes()).take_while(|(x, y)| x == y).count()
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -168,11 +163,5 @@ mod tests {
             m.contains("table t (~1 rows)\n  a INTEGER\n\nVerified"),
             "{m}"
         );
-    }
-
-    #[test]
-    fn common_prefix_counts_bytes() {
-        assert_eq!(common_prefix("abcd", "abxd"), 2);
-        assert_eq!(common_prefix("ab", "abc"), 2);
     }
 }

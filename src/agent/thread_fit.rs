@@ -152,9 +152,10 @@ impl Thread {
 
     /// A request laid out afresh: the schema ranked for this question in
     /// what the rules, the question and the history's share leave. Room
-    /// is kept for the history to grow into when that costs the tables
-    /// that matter nothing (only less relevant ones give way), so that the
-    /// next questions can keep this request as their prefix.
+    /// is kept for the history (and later questions' tables) to grow into
+    /// when the tables that matter lose nothing by it (only less relevant
+    /// ones give way), so that the next questions can keep this request as
+    /// their prefix.
     fn rebase(&self, a: &Asking<'_>, kept: usize) -> Request {
         let window = &a.window;
         let start = self.history.len() - kept;

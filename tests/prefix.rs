@@ -436,3 +436,49 @@ fn the_schema_is_laid_out_again_only_when_it_must_and_says_why() {
     let chats = server.chats();
     assert_eq!(chats[0].messages()[0], chats[1].messages()[0]);
 }
+
+/// A conversation restored from its session (a single-shot `-s SESSION`,
+/// another process) lays its schema out for its first question again, so
+/// its next request still starts with the one before.
+#[test]
+fn a_restored_conversation_starts_its_requests_as_before() {
+    let sb = Sandbox::new();
+    let db = sb.shop_sqlite();
+    let server = ModelServer::start(vec![
+        Reply::Text("```sql\nSELECT count(*) AS n FROM customers\n```".into()),
+        Reply::Text("```sql\nSELECT count(*) AS n FROM orders\n```".into()),
+    ]);
+    let settings = Settings {
+        provider: Provider::OpenAi,
+        model: "test-model".into(),
+        base_url: server.base(),
+        api_key: None,
+        timeout: std::time::Duration::from_secs(10),
+        max_retries: 0,
+        stream: true,
+        context_tokens: None,
+        home: Some(sb.home()),
+    };
+    let thread = || {
+        let src = source::open(&SourceSpec::Sqlite(db.clone()), OpenOptions::default()).unwrap();
+        let catalog = src.introspect().unwrap();
+        Thread::new(
+            llm::connect(&settings).unwrap(),
+            src,
+            catalog,
+            ThreadOptions::default(),
+        )
+    };
+    let mut first = thread();
+    first
+        .ask("how many customers?", &mut Events::default())
+        .unwrap();
+    let mut again = thread();
+    again.set_history(first.history().to_vec());
+    again
+        .ask("and how many orders per country?", &mut Events::default())
+        .unwrap();
+    let chats = server.chats();
+    let (a, b) = (rendered(&chats[0]), rendered(&chats[1]));
+    assert!(b.starts_with(&a), "{a}\n---\n{b}");
+}

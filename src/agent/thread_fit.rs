@@ -54,7 +54,6 @@ impl Thread {
     /// window would overflow, or the source, notes, rules or window
     /// changed.
     pub(super) fn fit(&self, question: &str, turn: &[Message]) -> Request {
-        let window = self.model.window();
         let kept = kept_history(
             &self.history[self.context_start..],
             self.options.history_limit,
@@ -65,16 +64,59 @@ impl Thread {
             .take(4)
             .map(|m| m.content.as_str())
             .collect();
-        let examples = self.examples_for(question);
-        // Tables an example's SQL reads rank up (SPEC §14).
         let earlier_sql: Vec<&str> = kept
             .iter()
             .filter_map(|m| m.sql.as_deref().or(m.lua.as_deref()))
+            .collect();
+        let asking = self.asking(question, turn, &recent, &earlier_sql);
+        match &self.prefix {
+            Some(prefix) => match self.follow_up(prefix, &asking) {
+                Ok(request) => return request,
+                Err(why) => tracing::info!("the schema is laid out again for this question: {why}"),
+            },
+            None => {
+                if let Some(why) = self.rebase_why {
+                    tracing::info!("the schema is laid out again for this question: {why}");
+                } else if let Some(first) = kept.iter().find(|m| m.role == Role::User) {
+                    // A conversation restored from its session: its first
+                    // request was laid out for its first question. Laid out
+                    // the same way again, the requests start as they did,
+                    // and a provider's cache can still serve them — when
+                    // the history fits as it is.
+                    let anchor = self.asking(&first.content, &[], &[], &[]);
+                    let mut prefix = self.rebase(&anchor, 0).prefix;
+                    prefix.history_start = self.history.len() - kept.len();
+                    if let Ok(request) = self.follow_up(&prefix, &asking) {
+                        if request.history.len() == kept.len() {
+                            return request;
+                        }
+                    }
+                }
+            }
+        }
+        self.rebase(&asking, kept.len())
+    }
+
+    /// What `question` brings to fitting, with the turn after it and the
+    /// conversation's recent texts and earlier code.
+    fn asking<'a>(
+        &self,
+        question: &'a str,
+        turn: &'a [Message],
+        recent: &[&str],
+        earlier: &[&str],
+    ) -> Asking<'a> {
+        let window = self.model.window();
+        let examples = self.examples_for(question);
+        // Tables an example's SQL reads rank up (SPEC §14).
+        let earlier_sql: Vec<&str> = earlier
+            .iter()
+            .copied()
             .chain(examples.iter().map(|e| e.sql.as_str()))
             .collect();
         let signals = Signals {
             question,
-            recent: &recent,
+            recent,
             earlier_sql: &earlier_sql,
         };
         let ranked = rank(&self.catalog, &self.index, &signals);
@@ -104,18 +146,7 @@ impl Thread {
             + fit::message_bytes(turn)
             + self.tools_bytes();
         asking.room = fit::usable_bytes(asking.window.tokens).saturating_sub(asking.fixed);
-        match &self.prefix {
-            Some(prefix) => match self.follow_up(prefix, &asking) {
-                Ok(request) => return request,
-                Err(why) => tracing::info!("the schema is laid out again for this question: {why}"),
-            },
-            None => {
-                if let Some(why) = self.rebase_why {
-                    tracing::info!("the schema is laid out again for this question: {why}");
-                }
-            }
-        }
-        self.rebase(&asking, kept.len())
+        asking
     }
 
     fn facts<'a>(

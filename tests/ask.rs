@@ -94,10 +94,7 @@ fn anthropic_streaming_and_not() {
         assert!(r.header("authorization").is_none());
         assert!(!r.raw.contains(SECRET_KEY));
         assert_eq!(r.body["stream"], stream);
-        assert!(r.body["system"]
-            .as_str()
-            .unwrap()
-            .contains("DuckDB database"));
+        assert!(r.system().contains("DuckDB database"));
         assert_eq!(r.messages(), [("user".to_string(), QUESTION.to_string())]);
         assert_eq!(r.body["tools"][0]["name"], "run_sql");
     }
@@ -646,7 +643,7 @@ fn a_model_describes_a_table_listed_by_name_then_answers() {
             );
             let system = match provider {
                 "openai" => first.messages()[0].1.clone(),
-                _ => first.body["system"].as_str().unwrap().to_string(),
+                _ => first.system(),
             };
             assert!(system.contains("call describe_tables"), "{provider}");
             assert!(!system.contains("table audit_1999"), "{provider}");

@@ -441,23 +441,28 @@ fn verified_examples_go_with_similar_questions_but_never_their_own() {
         let out = cmd.output().unwrap();
         assert_eq!(out.status.code(), Some(0), "{}", stderr_of(&out));
         let done = seen.lock().unwrap().len();
+        // The examples travel with the question they were picked for, in
+        // its message, after the conversation's stable part.
         for chat in server.chats().iter().skip(done) {
             let msgs = chat.messages();
             let system = msgs[0].1.clone();
-            let question = msgs.last().unwrap().1.clone();
-            seen.lock().unwrap().push((question, system));
+            let asked = msgs.last().unwrap().1.clone();
+            assert!(!system.contains("Verified examples"), "{system}");
+            seen.lock().unwrap().push((asked, system));
         }
         let seen = seen.lock().unwrap();
         let run: Vec<&(String, String)> = seen.iter().rev().take(2).collect();
-        for (question, system) in run {
-            let has = system.contains("Verified examples");
+        for (asked, _) in run {
+            let has = asked.contains("Verified examples");
+            let question = common::llm::question_of(asked);
             let expected = !no_examples && question.starts_with("Number of");
-            assert_eq!(
-                has, expected,
-                "{question} (no_examples {no_examples}): {system}"
-            );
+            assert_eq!(has, expected, "{asked} (no_examples {no_examples})");
             if has {
-                assert!(system.contains("Q: How many customers per country?\nSQL: SELECT country"));
+                assert!(asked.contains("Q: How many customers per country?\nSQL: SELECT country"));
+                assert!(
+                    asked.ends_with("\n\nNumber of customers in each country"),
+                    "{asked}"
+                );
             }
         }
     }

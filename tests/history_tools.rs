@@ -142,10 +142,14 @@ fn the_model_searches_history_then_answers_with_sql() {
         .unwrap()
         .map(|e| fs::read_to_string(e.unwrap().path()).unwrap())
         .collect();
-    let lines: Vec<Value> = log
+    let all: Vec<Value> = log
         .lines()
         .map(|l| serde_json::from_str(l).unwrap())
         .collect();
+    // Each model request is there too, with what it cost.
+    let (requests, lines): (Vec<Value>, Vec<Value>) =
+        all.into_iter().partition(|l| l["kind"] == "model");
+    assert_eq!(requests.len(), 4, "{log}");
     assert_eq!(lines.len(), 2, "{log}");
     assert_eq!(lines[0]["mode"], "tool");
     assert!(lines[0]["program"]

@@ -3,14 +3,16 @@
 //! the tiny model answers — streaming and whole-body turns complete, a
 //! two-turn conversation replays its history without an error, a question
 //! over 2,000 tables is fitted into the window (the server's error, empty
-//! stream or not, teaches aiq the window), and `aiq doctor` reports the
-//! model and its window.
+//! stream or not, teaches aiq the window), `aiq doctor` reports the
+//! model and its window, and the follow-ups of a chat reuse the prompt the
+//! server evaluated for the question before (by the server's own
+//! accounting).
 
 mod common;
 
 use std::process::Output;
 
-use common::llama::{llama, LlamaServer, MODEL};
+use common::llama::{llama, llama_verbose, LlamaServer, MODEL, N_CTX};
 use common::{add_audit_tables, stderr_of, stdout_of, Sandbox};
 
 const QUESTION: &str = "how many customers per country?";
@@ -158,4 +160,162 @@ fn two_thousand_tables_fit_a_4096_token_window_and_doctor_tells_it() {
         line.contains("tokens (learned from a context-length error)"),
         "{line}"
     );
+}
+
+/// What the server evaluated for one request, by its own log: the prompt
+/// tokens it evaluated, those it reused from the request before, and the
+/// time the evaluation took.
+#[derive(Debug, Clone, Copy, Default, PartialEq)]
+struct Evaluated {
+    tokens: usize,
+    reused: usize,
+    ms: f64,
+}
+
+/// The requests in llama-cpp-python's verbose output, in order: each
+/// starts with its `POST /v1/chat/completions` line (written as the reply
+/// starts), then `Llama.generate: N prefix-match hit, remaining M prompt
+/// tokens to eval` when it reused a prefix, then the `llama_perf_context_print`
+/// lines once it is done (`None` until then). Evaluated tokens are M with
+/// a prefix hit, else the prompt tokens of `prompt eval time`; the time is
+/// the total less the generation's.
+fn evaluated(log: &str) -> Vec<Option<Evaluated>> {
+    let number = |text: &str| -> f64 {
+        text.split_whitespace()
+            .next()
+            .and_then(|n| n.parse().ok())
+            .unwrap_or(0.0)
+    };
+    let mut out: Vec<Option<Evaluated>> = Vec::new();
+    let mut current = Evaluated::default();
+    let mut eval_ms = 0.0;
+    for line in log.lines() {
+        if line.contains("POST /v1/chat/completions") {
+            out.push(None);
+            current = Evaluated::default();
+        } else if let Some((head, tail)) = line.split_once(" prefix-match hit, remaining ") {
+            current.reused = number(head.rsplit(':').next().unwrap_or_default()) as usize;
+            current.tokens = number(tail) as usize;
+        } else if let Some((_, tail)) = line.split_once("prompt eval time =") {
+            if current.reused == 0 {
+                current.tokens = number(tail.split('/').nth(1).unwrap_or_default()) as usize;
+            }
+        } else if let Some((_, tail)) = line.split_once(" eval time =") {
+            eval_ms = number(tail);
+        } else if let Some((_, tail)) = line.split_once("total time =") {
+            current.ms = number(tail) - eval_ms;
+            if let Some(last) = out.last_mut() {
+                *last = Some(current);
+            }
+        }
+    }
+    out
+}
+
+#[derive(Default)]
+struct Quiet;
+
+impl aiq::agent::EventSink for Quiet {
+    fn event(&mut self, _: aiq::agent::Event) -> std::io::Result<()> {
+        Ok(())
+    }
+}
+
+/// A three-question chat (one conversation, as in `aiq` chat): the second
+/// and third questions' first requests evaluate at most a fifth of the
+/// prompt tokens the first one did — the rest is the prefix the server
+/// kept. Printed figures go to README "Performance".
+#[test]
+fn the_servers_log_is_read_request_by_request() {
+    let log = "INFO:     127.0.0.1:1 - \"POST /v1/chat/completions HTTP/1.1\" 200 OK
+llama_perf_context_print: prompt eval time =       0.26 ms /   387 tokens (    0.00 ms per token)
+llama_perf_context_print:        eval time =   51522.58 ms /   181 runs   (  284.66 ms per token)
+llama_perf_context_print:       total time =   63698.06 ms /   568 tokens
+INFO:     127.0.0.1:1 - \"POST /v1/chat/completions HTTP/1.1\" 200 OK
+Llama.generate: 375 prefix-match hit, remaining 361 prompt tokens to eval
+llama_perf_context_print: prompt eval time =   30350.34 ms /   361 tokens (   84.07 ms per token)
+llama_perf_context_print:        eval time =  316870.97 ms /   353 runs   (  897.65 ms per token)
+llama_perf_context_print:       total time =  352179.71 ms /   714 tokens
+INFO:     127.0.0.1:1 - \"POST /v1/chat/completions HTTP/1.1\" 200 OK
+";
+    let e = evaluated(log);
+    assert_eq!(e.len(), 3);
+    assert_eq!(e[0].map(|e| (e.tokens, e.reused)), Some((387, 0)));
+    assert_eq!(e[1].map(|e| (e.tokens, e.reused)), Some((361, 375)));
+    assert!((e[1].unwrap().ms - 35308.74).abs() < 0.01);
+    assert_eq!(e[2], None);
+}
+
+#[test]
+fn follow_ups_evaluate_only_what_they_add() {
+    let Some(server) = llama_verbose() else {
+        return;
+    };
+    let sb = Sandbox::new();
+    let db = sb.shop_sqlite();
+    let settings = aiq::llm::Settings {
+        provider: aiq::llm::Provider::OpenAi,
+        model: MODEL.into(),
+        base_url: server.base(),
+        api_key: None,
+        timeout: std::time::Duration::from_secs(300),
+        max_retries: 0,
+        stream: true,
+        context_tokens: Some(N_CTX),
+        home: Some(sb.home()),
+    };
+    let model = aiq::llm::connect(&settings).unwrap();
+    let src = aiq::source::open(
+        &aiq::source::SourceSpec::Sqlite(db),
+        aiq::source::OpenOptions::default(),
+    )
+    .unwrap();
+    let catalog = src.introspect().unwrap();
+    let options = aiq::agent::ThreadOptions {
+        execute: false,
+        ..Default::default()
+    };
+    let mut thread = aiq::agent::Thread::new(model, src, catalog, options);
+    let log = || std::fs::read_to_string(&server.log).unwrap_or_default();
+    let mut firsts = Vec::new();
+    for question in [
+        QUESTION,
+        "and only for Germany?",
+        "which of them ordered the most?",
+    ] {
+        let seen = evaluated(&log()).len();
+        let started = std::time::Instant::now();
+        // Whatever the tiny model answers: only the server's accounting
+        // counts here.
+        let _ = thread.ask(question, &mut Quiet);
+        let took = started.elapsed();
+        // The server writes its figures just after the reply ends.
+        let mut first = None;
+        for _ in 0..300 {
+            first = evaluated(&log()).get(seen).copied().flatten();
+            if first.is_some() {
+                break;
+            }
+            std::thread::sleep(std::time::Duration::from_millis(100));
+        }
+        let first = first.expect("the server's figures for the turn's first request");
+        eprintln!(
+            "{question:?}: {} prompt tokens evaluated in {:.0} ms, {} reused; the turn took {:.1} s",
+            first.tokens,
+            first.ms,
+            first.reused,
+            took.as_secs_f64()
+        );
+        firsts.push(first);
+    }
+    let first = firsts[0].tokens;
+    assert!(first > 300, "{firsts:?}");
+    for (i, f) in firsts.iter().enumerate().skip(1) {
+        assert!(
+            f.tokens * 5 <= first,
+            "turn {}: {} of {first} prompt tokens evaluated again ({firsts:?})",
+            i + 1,
+            f.tokens
+        );
+    }
 }

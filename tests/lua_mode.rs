@@ -21,7 +21,7 @@ fn lua_block(code: &str) -> Reply {
     Reply::Text(format!("Here is a program:\n```lua\n{code}\n```\n"))
 }
 
-/// Every line of the audit log, parsed.
+/// Every line of the audit log but the model requests' costs, parsed.
 fn audit(sb: &Sandbox) -> Vec<Value> {
     let mut lines = Vec::new();
     let Ok(dir) = std::fs::read_dir(sb.home().join("logs")) else {
@@ -32,7 +32,8 @@ fn audit(sb: &Sandbox) -> Vec<Value> {
         assert!(!text.contains(SECRET_KEY), "the key is in the audit log");
         lines.extend(
             text.lines()
-                .map(|l| serde_json::from_str::<Value>(l).unwrap()),
+                .map(|l| serde_json::from_str::<Value>(l).unwrap())
+                .filter(|l| l["kind"] != "model"),
         );
     }
     lines

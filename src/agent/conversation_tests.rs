@@ -446,16 +446,20 @@ fn good_keeps_the_last_answer_as_an_example_for_similar_questions() {
         stored.examples[0].sql,
         "SELECT month, n FROM t ORDER BY month"
     );
-    // A similar question carries it; the request says so.
+    // A similar question carries it, in its own message (after the
+    // conversation's stable part); the request says so.
     submit(&mut c, "how many for each month", false);
     let requests = seen.lock().unwrap();
-    let system = &requests.last().unwrap()[0].content;
+    let asked = &requests.last().unwrap().last().unwrap().content;
     assert!(
-        system.contains("Verified examples")
-            && system
-                .contains("Q: How many per month?\nSQL: SELECT month, n FROM t ORDER BY month"),
-        "{system}"
+        asked.contains("Verified examples")
+            && asked.contains("Q: How many per month?\nSQL: SELECT month, n FROM t ORDER BY month")
+            && asked.ends_with("\n\nhow many for each month"),
+        "{asked}"
     );
+    assert!(!requests.last().unwrap()[0]
+        .content
+        .contains("Verified examples"));
 }
 
 /// `/edit` hands the front end the last SQL (the model's, failed or not,

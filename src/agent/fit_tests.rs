@@ -115,7 +115,11 @@ fn older_pairs_give_way_first_then_the_tables_that_match_nothing() {
     let (sent, notices) = ask_in(4096, 1_500);
     assert!(bytes(&sent) <= usable_bytes(4096), "{}", bytes(&sent));
     assert_eq!(sent.last().unwrap().content, "what is n in t per month?");
-    assert!(sent[0].content.contains("table t "));
+    assert!(
+        sent[0].content.contains("table t "),
+        "{}\n{notices:?}",
+        sent[0].content
+    );
     assert!(
         notices[0].contains("the 3 oldest earlier questions left out")
             || notices[0].contains("the 2 oldest earlier questions left out"),

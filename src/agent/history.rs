@@ -72,6 +72,39 @@ impl Archive {
     }
 }
 
+impl Archive {
+    /// Appends what a model request cost to the audit log (`"kind":
+    /// "model"`): its input tokens, those the provider's cache served or
+    /// took, its output tokens. A log that cannot be written does not stop
+    /// the turn.
+    pub fn log_usage(
+        &self,
+        provider: &str,
+        model: &str,
+        usage: &crate::llm::Usage,
+        started: std::time::Instant,
+    ) {
+        let now = chrono::Utc::now();
+        let record = json!({
+            "time": super::rfc3339(&now),
+            "kind": "model",
+            "session": self.session.as_ref().map(|p| p.display().to_string()),
+            "source": self.source,
+            "provider": provider,
+            "model": model,
+            "input_tokens": usage.input_tokens,
+            "cache_read_tokens": usage.cache_read_tokens,
+            "cache_write_tokens": usage.cache_write_tokens,
+            "output_tokens": usage.output_tokens,
+            "ms": started.elapsed().as_millis() as u64,
+        });
+        let path = crate::home::log_file(&self.home, now.date_naive());
+        if let Err(e) = crate::home::append_line(&path, &record.to_string()) {
+            tracing::warn!("cannot write the audit log {}: {e}", path.display());
+        }
+    }
+}
+
 /// One question and its answer.
 pub struct Turn<'a> {
     /// From 1, in the order of its session.

@@ -28,6 +28,7 @@ pub mod kind;
 mod last_result;
 pub mod link;
 mod outcome;
+mod prefix;
 pub mod prompt;
 pub mod rank;
 pub mod runner;

@@ -42,9 +42,10 @@ pub struct SchemaView<'a> {
     pub dialect: crate::safety::Dialect,
 }
 
-/// The system prompt for a question's `signals` — the general notes, then
-/// the ranked schema in what room they leave — and what had to give to
-/// fit. `aiq schema --as-sent` prints it too.
+/// The system prompt of a first question's request for its `signals` —
+/// the general notes, then the ranked schema in what room they leave —
+/// the verified examples its own message carries before the question, and
+/// what had to give to fit. `aiq schema --as-sent` prints them too.
 pub fn system_for(
     view: &SchemaView<'_>,
     signals: &Signals<'_>,
@@ -52,7 +53,7 @@ pub fn system_for(
     allow_write: bool,
     kind: &dyn AnswerKind,
     with_tools: bool,
-) -> (String, Option<String>) {
+) -> (String, String, Option<String>) {
     let mut earlier: Vec<&str> = signals.earlier_sql.to_vec();
     earlier.extend(view.examples.iter().map(|e| e.sql.as_str()));
     let signals = Signals {
@@ -73,11 +74,11 @@ pub fn system_for(
         today,
         allow_write,
         notes: view.notes,
-        examples: &examples,
+        examples: "",
         schema: &laid.text,
         look: partial.then(|| tools::how_to_look(with_tools)),
     };
-    (system_prompt(&facts, kind), laid.notice())
+    (system_prompt(&facts, kind), examples, laid.notice())
 }
 
 #[path = "thread_fit.rs"]
@@ -124,6 +125,17 @@ struct Request {
     /// The kept history; the oldest pairs give way when the model's window
     /// is too small.
     history: Vec<Message>,
+    /// The question as sent: the tables it adds, the examples, the
+    /// question.
+    question: Message,
+    /// The tables the question adds to the schema.
+    added: Vec<String>,
+    /// How many messages from the start the conversation's next request
+    /// repeats in the same bytes (the system message, the history, the
+    /// question).
+    stable: usize,
+    /// What the next request starts with.
+    prefix: super::prefix::Prefix,
     /// What had to give to fit the request, for the user.
     notice: Option<String>,
     /// Bytes a lookup's result may take.
@@ -160,6 +172,16 @@ pub struct Thread {
     context_start: usize,
     options: ThreadOptions,
     turns: TurnSlot,
+    /// What the conversation's requests start with (none before the first
+    /// question, or after what changes it).
+    prefix: Option<super::prefix::Prefix>,
+    /// Why the next request lays the schema out again, when something
+    /// changed it.
+    rebase_why: Option<&'static str>,
+    /// The questions as they were sent.
+    sent: super::prefix::Sent,
+    /// The current question as last sent, and the tables it added.
+    asked: Option<(String, Vec<String>)>,
 }
 
 impl Thread {
@@ -186,6 +208,10 @@ impl Thread {
             context_start: 0,
             options,
             turns: TurnSlot::default(),
+            prefix: None,
+            rebase_why: None,
+            sent: Default::default(),
+            asked: None,
         }
     }
 
@@ -208,6 +234,17 @@ impl Thread {
     pub fn set_history(&mut self, history: Vec<HistoryMessage>) {
         self.history = history;
         self.context_start = 0;
+        self.sent.clear();
+        self.start_over("the conversation's history was replaced");
+    }
+
+    /// The next request lays the schema out again, for `why`; the
+    /// questions sent so far go back to their own words (what they added
+    /// came from a view that may no longer hold).
+    fn start_over(&mut self, why: &'static str) {
+        if self.prefix.take().is_some() && self.rebase_why.is_none() {
+            self.rebase_why = Some(why);
+        }
     }
 
     /// Where the model's context starts in [`Thread::history`].
@@ -233,12 +270,14 @@ impl Thread {
         self.plain = catalog;
         self.guard = Guard::default();
         self.notes = Notes::default();
+        self.start_over("the source changed");
         self.rebuild_catalog();
     }
 
     /// What may leave the machine, and the notes, for the current source.
     pub fn set_view(&mut self, guard: Guard, notes: Notes) {
         self.guard = guard;
+        self.start_over("what may leave the machine changed");
         self.set_notes(notes);
     }
 
@@ -261,10 +300,13 @@ impl Thread {
     /// The source's notes changed (`/note`).
     pub fn set_notes(&mut self, notes: Notes) {
         self.notes = notes;
+        self.start_over("the notes changed");
         self.rebuild_catalog();
     }
 
     fn rebuild_catalog(&mut self) {
+        // What earlier questions added came from the view before.
+        self.sent.clear();
         let mut catalog = self.plain.clone();
         self.notes.attach(&mut catalog);
         self.index = LinkIndex::new(&catalog);
@@ -349,7 +391,10 @@ impl Thread {
         let mut refits = 0;
         let mut told: Option<String> = None;
         loop {
-            let request = self.fit(question, &turn);
+            let request = self.fit(question, &turn[1..]);
+            self.prefix = Some(request.prefix.clone());
+            self.rebase_why = None;
+            self.asked = Some((request.question.content.clone(), request.added.clone()));
             if request.notice.is_some() && request.notice != told {
                 told = request.notice.clone();
                 sink.event(Event::Notice(told.clone().unwrap_or_default()))?;
@@ -440,9 +485,9 @@ impl Thread {
         }
     }
 
-    /// The system prompt for a question's `signals` and what had to give
-    /// to fit (see [`system_for`]).
-    pub fn system_for(&self, signals: &Signals<'_>) -> (String, Option<String>) {
+    /// The system prompt for a question's `signals`, the examples its
+    /// message carries, and what had to give to fit (see [`system_for`]).
+    pub fn system_for(&self, signals: &Signals<'_>) -> (String, String, Option<String>) {
         let notes = self.general_notes();
         let examples = self.examples_for(signals.question);
         let view = SchemaView {
@@ -486,7 +531,7 @@ impl Thread {
 
     /// A reply in words: the answer itself (an empty one is an error).
     fn prose(&mut self, question: &str, text: String) -> Result<Answer, AgentError> {
-        self.history.push(HistoryMessage::user(question));
+        self.push_question(question);
         self.history.push(HistoryMessage::assistant(text.clone()));
         if text.trim().is_empty() {
             return Err(AgentError::EmptyAnswer);
@@ -496,6 +541,17 @@ impl Thread {
             code: None,
             rows: None,
         })
+    }
+
+    /// Records the question, and how it was sent when that was more than
+    /// its words, so later requests repeat it in the same bytes.
+    fn push_question(&mut self, question: &str) {
+        if let Some((content, added)) = self.asked.take() {
+            if content != question {
+                self.sent.record(self.history.len(), content, added);
+            }
+        }
+        self.history.push(HistoryMessage::user(question));
     }
 
     /// Records the question and the answer with its code and outcome.
@@ -508,7 +564,7 @@ impl Thread {
     ) -> Answer {
         let rows = outcome.as_ref().ok().map(|ran| ran.stats.rows);
         let said = HistoryMessage::assistant(text.clone());
-        self.history.push(HistoryMessage::user(question));
+        self.push_question(question);
         self.history.push(self.kind.record(said, code, outcome));
         Answer {
             text,
@@ -529,16 +585,20 @@ impl Thread {
     ) -> Result<Result<Reply, LlmError>, AgentError> {
         let tools = self.tool_defs();
         sink.event(Event::ThinkingStarted)?;
-        let all = messages(&request.system, &request.history, turn);
+        let mut all = messages(&request.system, &request.history, &turn[1..]);
+        all.insert(1 + request.history.len(), request.question.clone());
         let mut reply = Reply {
             text: String::new(),
             tool_calls: Vec::new(),
         };
         let mut sink_error: Option<io::Error> = None;
+        let mut used = crate::llm::Usage::default();
+        let started = std::time::Instant::now();
         let result = self.model.chat(
             ChatRequest {
                 messages: &all,
                 tools: &tools,
+                stable: request.stable,
             },
             cancel,
             &mut |event| {
@@ -551,7 +611,10 @@ impl Thread {
                         reply.tool_calls.push(call);
                         None
                     }
-                    StreamEvent::Usage(u) => Some(Event::Usage(u)),
+                    StreamEvent::Usage(u) => {
+                        used.add(u);
+                        Some(Event::Usage(u))
+                    }
                     StreamEvent::Retrying { why, attempt } => {
                         Some(Event::Retrying { why, attempt })
                     }
@@ -566,6 +629,12 @@ impl Thread {
         );
         if let Some(e) = sink_error {
             return Err(e.into());
+        }
+        if used != crate::llm::Usage::default() {
+            tracing::info!("{}", usage_line(self.model.provider(), &used));
+            if let Some(archive) = &self.archive {
+                archive.log_usage(self.model.provider(), self.model.model(), &used, started);
+            }
         }
         Ok(result.map(|()| reply))
     }
@@ -696,6 +765,34 @@ impl Thread {
             None => vec![said, Message::user(fix)],
         }
     }
+}
+
+/// What a request cost, for `-v`: its input tokens, those the provider
+/// served from its cache (and wrote to it), its output tokens.
+pub fn usage_line(provider: &str, u: &crate::llm::Usage) -> String {
+    let mut cache = Vec::new();
+    if u.cache_read_tokens > 0 {
+        cache.push(format!(
+            "{} read from the cache",
+            thousands(u.cache_read_tokens as usize)
+        ));
+    }
+    if u.cache_write_tokens > 0 {
+        cache.push(format!(
+            "{} written to it",
+            thousands(u.cache_write_tokens as usize)
+        ));
+    }
+    let cache = if cache.is_empty() {
+        String::new()
+    } else {
+        format!(" ({})", cache.join(", "))
+    };
+    format!(
+        "{provider} usage: {} input tokens{cache}, {} output tokens",
+        thousands(u.input_tokens as usize),
+        thousands(u.output_tokens as usize)
+    )
 }
 
 /// Forwards a run's events and notes the statements it started.

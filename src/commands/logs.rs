@@ -1,6 +1,6 @@
-//! `aiq logs [--since WHEN] [--json]`: the audit log of Lua runs and MCP
-//! tool calls (`$AIQ_HOME/logs/YYYY-MM-DD.jsonl`), one line per entry —
-//! readable, or as stored for `jq`.
+//! `aiq logs [--since WHEN] [--json]`: the audit log of Lua runs, MCP
+//! tool calls and what model requests cost (`$AIQ_HOME/logs/YYYY-MM-DD.jsonl`),
+//! one line per entry — readable, or as stored for `jq`.
 
 use chrono::{DateTime, Duration, NaiveDate, Utc};
 use serde_json::Value;
@@ -8,6 +8,7 @@ use serde_json::Value;
 use super::{write_stdout, Context};
 use crate::error::AiqError;
 use crate::home;
+use crate::llm::window::thousands;
 
 /// Prints the runs logged since `since` (all when `None`).
 pub fn run(ctx: &Context<'_>, since: Option<&str>, json: bool) -> Result<(), AiqError> {
@@ -58,12 +59,29 @@ pub fn run(ctx: &Context<'_>, since: Option<&str>, json: bool) -> Result<(), Aiq
     write_stdout(out.as_bytes())
 }
 
-/// One entry in a line: for a Lua run time, status, origin, source, what
+/// One entry in a line: for a model request (`"kind": "model"`) time,
+/// source, provider and model, the input tokens with those the provider's
+/// cache served and took, the output tokens; for a Lua run time, status, origin, source, what
 /// ran, calls, the result or error, duration; for an MCP call (`"kind":
 /// "mcp"`) time, status, `mcp`, source, tool and what it ran or was asked,
 /// rows or error, duration.
 pub fn summary(r: &Value) -> String {
     let text = |k: &str| r[k].as_str().unwrap_or("").to_string();
+    if r["kind"].as_str() == Some("model") {
+        let n = |k: &str| thousands(r[k].as_u64().unwrap_or(0) as usize);
+        return format!(
+            "{}  ok        model  {}  {} {}: {} input tokens ({} from the cache, {} written to it), {} output  {} ms",
+            text("time"),
+            text("source"),
+            text("provider"),
+            text("model"),
+            n("input_tokens"),
+            n("cache_read_tokens"),
+            n("cache_write_tokens"),
+            n("output_tokens"),
+            r["ms"].as_u64().unwrap_or(0)
+        );
+    }
     if r["kind"].as_str() == Some("mcp") {
         let asked = r["sql"].as_str().or(r["question"].as_str()).unwrap_or("");
         let outcome = match (r["error"].as_str(), r["rows"].as_u64()) {
@@ -180,6 +198,20 @@ mod tests {
         assert_eq!(
             summary(&r),
             "2026-01-26T10:00:05Z  ok        file   shop  report.lua  2 calls  12 rows  15 ms"
+        );
+    }
+
+    #[test]
+    fn a_model_request_in_one_line() {
+        let r: Value = serde_json::from_str(
+            r#"{"time":"2026-01-26T10:00:08Z","kind":"model","source":"shop","provider":"anthropic",
+                "model":"claude","input_tokens":12410,"cache_read_tokens":11904,"cache_write_tokens":380,
+                "output_tokens":61,"ms":900}"#,
+        )
+        .unwrap();
+        assert_eq!(
+            summary(&r),
+            "2026-01-26T10:00:08Z  ok        model  shop  anthropic claude: 12,410 input tokens (11,904 from the cache, 380 written to it), 61 output  900 ms"
         );
     }
 

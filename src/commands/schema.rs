@@ -98,14 +98,21 @@ pub fn as_sent_text(opened: &Opened, question: &str) -> String {
         earlier_sql: &[],
     };
     let today = chrono::Utc::now().date_naive();
-    let (system, _) = system_for(&view, &signals, today, false, &SqlAnswers, true);
+    let (system, shown, _) = system_for(&view, &signals, today, false, &SqlAnswers, true);
     let privacy = opened.guard.privacy();
     let mut out = String::from("-- system message\n");
     out.push_str(&system);
     if !system.ends_with('\n') {
         out.push('\n');
     }
-    out.push_str("-- then the kept history, and the question\n");
+    if shown.is_empty() {
+        out.push_str("-- then the kept history, and the question\n");
+    } else {
+        out.push_str(
+            "-- then the kept history, and the question's message: these verified examples, then the question\n",
+        );
+        out.push_str(&shown);
+    }
     out.push_str(&format!(
         "-- results of earlier questions: {}\n",
         if privacy.send_results {

@@ -41,6 +41,38 @@ fn message(m: &Message) -> Value {
     }
 }
 
+/// Puts a cache breakpoint on a message's last content block (a text
+/// content becomes one text block); an empty text cannot carry one.
+fn mark(message: &mut Value) {
+    let marker = json!({"type": "ephemeral"});
+    match &mut message["content"] {
+        Value::String(text) if !text.is_empty() => {
+            let text = std::mem::take(text);
+            message["content"] = json!([{"type": "text", "text": text, "cache_control": marker}]);
+        }
+        Value::Array(blocks) => {
+            if let Some(last) = blocks.last_mut() {
+                last["cache_control"] = marker;
+            }
+        }
+        _ => {}
+    }
+}
+
+/// The usage an Anthropic `usage` object reports. Its `input_tokens`
+/// leaves out what was read from or written to the cache; here the input
+/// counts all of it, as the other providers count it.
+fn usage(u: &Value) -> Usage {
+    let read = u["cache_read_input_tokens"].as_u64().unwrap_or(0);
+    let written = u["cache_creation_input_tokens"].as_u64().unwrap_or(0);
+    Usage {
+        input_tokens: u["input_tokens"].as_u64().unwrap_or(0) + read + written,
+        output_tokens: u["output_tokens"].as_u64().unwrap_or(0),
+        cache_read_tokens: read,
+        cache_write_tokens: written,
+    }
+}
+
 fn provider_error(v: &Value, raw: &str) -> LlmError {
     let message = v["error"]["message"].as_str().unwrap_or(raw);
     let kind = match v["error"]["type"].as_str() {
@@ -89,14 +121,39 @@ impl Wire for Anthropic {
             .filter(|m| m.role == Role::System)
             .map(|m| m.content.as_str())
             .collect();
+        // Cache breakpoints (two of the four allowed): the end of the
+        // system block (with the tools before it), and the last message
+        // the next request repeats.
+        let last_stable = request.stable.checked_sub(1).and_then(|i| {
+            let m = request.messages.get(i)?;
+            (m.role != Role::System).then(|| {
+                request.messages[..i]
+                    .iter()
+                    .filter(|m| m.role != Role::System)
+                    .count()
+            })
+        });
+        let mut messages: Vec<Value> = request
+            .messages
+            .iter()
+            .filter(|m| m.role != Role::System)
+            .map(message)
+            .collect();
+        if let Some(m) = last_stable.and_then(|i| messages.get_mut(i)) {
+            mark(m);
+        }
         let mut body = json!({
             "model": model,
             "max_tokens": plan.reply.map_or(MAX_TOKENS, |n| n as u32),
-            "messages": request.messages.iter().filter(|m| m.role != Role::System).map(message).collect::<Vec<_>>(),
+            "messages": messages,
             "stream": stream,
         });
-        if !system.is_empty() {
-            body["system"] = Value::String(system.join("\n\n"));
+        let system = system.join("\n\n");
+        if request.stable > 0 && !system.is_empty() {
+            body["system"] =
+                json!([{"type": "text", "text": system, "cache_control": {"type": "ephemeral"}}]);
+        } else if !system.is_empty() {
+            body["system"] = Value::String(system);
         }
         if !request.tools.is_empty() {
             body["tools"] = request
@@ -126,10 +183,9 @@ impl Wire for Anthropic {
         };
         match kind {
             "message_start" => {
-                let input = v["message"]["usage"]["input_tokens"].as_u64().unwrap_or(0);
                 out(StreamEvent::Usage(Usage {
-                    input_tokens: input,
                     output_tokens: 0,
+                    ..usage(&v["message"]["usage"])
                 }));
             }
             "content_block_start" if v["content_block"]["type"] == "tool_use" => {
@@ -170,8 +226,8 @@ impl Wire for Anthropic {
             "message_delta" => {
                 if let Some(n) = v["usage"]["output_tokens"].as_u64() {
                     out(StreamEvent::Usage(Usage {
-                        input_tokens: 0,
                         output_tokens: n,
+                        ..Usage::default()
                     }));
                 }
             }
@@ -211,10 +267,7 @@ impl Wire for Anthropic {
                 _ => {}
             }
         }
-        out(StreamEvent::Usage(Usage {
-            input_tokens: body["usage"]["input_tokens"].as_u64().unwrap_or(0),
-            output_tokens: body["usage"]["output_tokens"].as_u64().unwrap_or(0),
-        }));
+        out(StreamEvent::Usage(usage(&body["usage"])));
         Ok(())
     }
 }
@@ -243,11 +296,13 @@ mod tests {
             ChatRequest {
                 messages: &msgs,
                 tools: &tools,
+                stable: 0,
             },
             false,
             Plan {
                 window: 200_000,
                 reply: None,
+                cache_prompt: false,
             },
         );
         assert_eq!(b["system"], "rules");
@@ -313,5 +368,83 @@ mod tests {
             .on_event(&mut StreamState::default(), &ev, &mut |_| {})
             .unwrap_err();
         assert_eq!(e.message, "anthropic: Overloaded");
+    }
+
+    #[test]
+    fn cache_breakpoints_go_on_the_system_block_and_the_last_stable_message() {
+        let msgs = [
+            Message::system("rules and schema"),
+            Message::user("first?"),
+            Message::assistant("SELECT 1"),
+            Message::user("second?"),
+            Message::assistant("a fix"),
+            Message::user("fixed?"),
+        ];
+        let b = wire().body(
+            "m",
+            ChatRequest {
+                messages: &msgs,
+                tools: &[],
+                stable: 4,
+            },
+            false,
+            Plan {
+                window: 200_000,
+                reply: None,
+                cache_prompt: false,
+            },
+        );
+        assert_eq!(
+            b["system"],
+            json!([{"type": "text", "text": "rules and schema", "cache_control": {"type": "ephemeral"}}])
+        );
+        assert_eq!(
+            b["messages"][2],
+            json!({"role": "user", "content": [{"type": "text", "text": "second?", "cache_control": {"type": "ephemeral"}}]})
+        );
+        assert_eq!(
+            b["messages"][0],
+            json!({"role": "user", "content": "first?"})
+        );
+        assert_eq!(
+            b["messages"][4],
+            json!({"role": "user", "content": "fixed?"})
+        );
+        assert_eq!(b.to_string().matches("cache_control").count(), 2);
+        // Nothing stable: no marker.
+        let b = wire().body(
+            "m",
+            ChatRequest {
+                messages: &msgs,
+                tools: &[],
+                stable: 0,
+            },
+            false,
+            Plan {
+                window: 200_000,
+                reply: None,
+                cache_prompt: false,
+            },
+        );
+        assert!(!b.to_string().contains("cache_control"));
+        assert_eq!(b["system"], "rules and schema");
+    }
+
+    #[test]
+    fn cache_reads_and_writes_are_reported() {
+        let body = json!({"content": [{"type": "text", "text": "x"}], "usage": {
+            "input_tokens": 30, "output_tokens": 5,
+            "cache_read_input_tokens": 9000, "cache_creation_input_tokens": 400}});
+        let mut out = Vec::new();
+        wire().on_body(&body, &mut |e| out.push(e)).unwrap();
+        assert_eq!(
+            out[1],
+            StreamEvent::Usage(Usage {
+                input_tokens: 9430,
+                output_tokens: 5,
+                cache_read_tokens: 9000,
+                cache_write_tokens: 400,
+            })
+        );
     }
 }

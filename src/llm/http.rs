@@ -15,7 +15,7 @@ use reqwest::StatusCode;
 use crate::redact::{mask_password_of, redact_url};
 
 use super::probe::{self, Probe};
-use super::window::{self, Window, WindowBook};
+use super::window::{self, Window, WindowBook, WindowSource};
 use super::{
     head, CancelToken, ChatModel, ChatRequest, LlmError, LlmErrorKind, StreamEvent, ToolCall,
 };
@@ -68,6 +68,9 @@ pub(crate) trait Wire: Send + Sync {
 pub(crate) struct Plan {
     pub window: usize,
     pub reply: Option<usize>,
+    /// The server is llama.cpp's, which keeps a prompt's evaluated prefix
+    /// for the next request when asked (`cache_prompt`).
+    pub cache_prompt: bool,
 }
 
 /// Tool calls assembled from stream fragments, by their index.
@@ -193,6 +196,7 @@ impl<W: Wire> ChatModel for HttpModel<W> {
             // models refuse `max_tokens`.
             reply: (window.is_known() && self.probe != Probe::Nothing)
                 .then(|| window::reply_reserve(window.tokens)),
+            cache_prompt: window.source == WindowSource::Server(probe::LLAMA_CPP_PROPS.into()),
         };
         let body = self.wire.body(&self.model, request, self.stream, plan);
         self.runtime.block_on(async {

@@ -108,6 +108,10 @@ pub struct ToolDef {
 pub struct ChatRequest<'a> {
     pub messages: &'a [Message],
     pub tools: &'a [ToolDef],
+    /// How many of `messages`, from the first, the conversation's next
+    /// request repeats in the same bytes: the stable part a provider's
+    /// cache can keep (its markers go at its end). 0: none.
+    pub stable: usize,
 }
 
 /// Token counts reported by the provider.
@@ -115,6 +119,21 @@ pub struct ChatRequest<'a> {
 pub struct Usage {
     pub input_tokens: u64,
     pub output_tokens: u64,
+    /// Input tokens the provider served from its cache of an earlier
+    /// request's prefix.
+    pub cache_read_tokens: u64,
+    /// Input tokens the provider wrote to its cache (Anthropic).
+    pub cache_write_tokens: u64,
+}
+
+impl Usage {
+    /// Adds what another report of the same request says.
+    pub fn add(&mut self, other: Usage) {
+        self.input_tokens += other.input_tokens;
+        self.output_tokens += other.output_tokens;
+        self.cache_read_tokens += other.cache_read_tokens;
+        self.cache_write_tokens += other.cache_write_tokens;
+    }
 }
 
 /// What a model reports while it answers.

@@ -13,6 +13,10 @@ use serde_json::{json, Value};
 use super::http::{malformed, Plan, StreamState, Wire};
 use super::{ChatRequest, LlmError, Message, Role, StreamEvent, ToolCall, Usage};
 
+/// How long Ollama keeps the model (and its cache) loaded after a
+/// request: long enough for a person to read an answer and ask again.
+const KEEP_ALIVE: &str = "30m";
+
 pub(crate) struct Ollama {
     /// `http://host:11434`, without `/v1`.
     pub host: String,
@@ -40,6 +44,7 @@ fn usage(v: &Value) -> Option<Usage> {
     (input.is_some() || output.is_some()).then(|| Usage {
         input_tokens: input.unwrap_or(0),
         output_tokens: output.unwrap_or(0),
+        ..Usage::default()
     })
 }
 
@@ -108,11 +113,15 @@ impl Wire for Ollama {
         if let Some(n) = plan.reply {
             options["num_predict"] = json!(n);
         }
+        // The same options every request (another `num_ctx` loads the
+        // model again and loses its cache), and the model kept loaded
+        // between questions so the evaluated prefix is still there.
         let mut body = json!({
             "model": model,
             "messages": request.messages.iter().map(message).collect::<Vec<_>>(),
             "stream": stream,
             "options": options,
+            "keep_alive": KEEP_ALIVE,
         });
         if !request.tools.is_empty() {
             body["tools"] = super::openai::function_tools(request.tools);
@@ -185,15 +194,18 @@ mod tests {
             ChatRequest {
                 messages: &msgs,
                 tools: &[],
+                stable: 0,
             },
             true,
             Plan {
                 window: 4096,
                 reply: Some(512),
+                cache_prompt: false,
             },
         );
         assert_eq!(b["options"]["num_ctx"], 4096);
         assert_eq!(b["options"]["num_predict"], 512);
+        assert_eq!(b["keep_alive"], "30m");
         assert_eq!(b["messages"][0], json!({"role": "system", "content": "s"}));
         assert_eq!(wire().url(), "http://h:11434/api/chat");
     }
@@ -223,7 +235,8 @@ mod tests {
                 StreamEvent::TextDelta("ECT 1".into()),
                 StreamEvent::Usage(Usage {
                     input_tokens: 30,
-                    output_tokens: 4
+                    output_tokens: 4,
+                    ..Usage::default()
                 })
             ]
         );

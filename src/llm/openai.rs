@@ -49,11 +49,19 @@ pub(crate) fn function_tools(tools: &[ToolDef]) -> Value {
         .collect()
 }
 
+/// The usage of a chunk or a body: the cached tokens from
+/// `usage.prompt_tokens_details.cached_tokens` (OpenAI, vLLM, newer
+/// llama.cpp), else llama.cpp's own `timings.cache_n`.
 fn usage(v: &Value) -> Option<Usage> {
     let u = v.get("usage").filter(|u| u.is_object())?;
+    let cached = u["prompt_tokens_details"]["cached_tokens"]
+        .as_u64()
+        .or_else(|| v["timings"]["cache_n"].as_u64());
     Some(Usage {
         input_tokens: u["prompt_tokens"].as_u64().unwrap_or(0),
         output_tokens: u["completion_tokens"].as_u64().unwrap_or(0),
+        cache_read_tokens: cached.unwrap_or(0),
+        cache_write_tokens: 0,
     })
 }
 
@@ -89,6 +97,11 @@ impl Wire for OpenAi {
         });
         if let Some(n) = plan.reply {
             body["max_tokens"] = json!(n);
+        }
+        // OpenAI caches a long enough identical prefix by itself; it
+        // refuses fields it does not know, so this goes to llama.cpp only.
+        if plan.cache_prompt {
+            body["cache_prompt"] = json!(true);
         }
         if stream {
             body["stream_options"] = json!({"include_usage": true});
@@ -232,7 +245,8 @@ mod tests {
                 StreamEvent::TextDelta("lo".into()),
                 StreamEvent::Usage(Usage {
                     input_tokens: 5,
-                    output_tokens: 2
+                    output_tokens: 2,
+                    ..Usage::default()
                 }),
                 StreamEvent::ToolCall(ToolCall {
                     id: "c1".into(),
@@ -264,18 +278,54 @@ mod tests {
             ChatRequest {
                 messages: &msgs,
                 tools: &[],
+                stable: 0,
             },
             true,
             Plan {
                 window: 128_000,
                 reply: None,
+                cache_prompt: false,
             },
         );
         assert!(b.get("max_tokens").is_none());
+        assert!(b.get("cache_prompt").is_none());
         assert_eq!(b["messages"][1], json!({"role": "user", "content": "q"}));
         assert_eq!(b["stream_options"]["include_usage"], true);
         assert!(b.get("tools").is_none());
         assert_eq!(wire().url(), "http://x/v1/chat/completions");
         assert!(!b.to_string().contains("sk-test"));
+    }
+
+    #[test]
+    fn llama_cpp_is_asked_to_keep_the_prompt_and_cached_tokens_are_read() {
+        let msgs = [Message::system("s"), Message::user("q")];
+        let b = wire().body(
+            "m",
+            ChatRequest {
+                messages: &msgs,
+                tools: &[],
+                stable: 2,
+            },
+            false,
+            Plan {
+                window: 4096,
+                reply: Some(512),
+                cache_prompt: true,
+            },
+        );
+        assert_eq!(b["cache_prompt"], true);
+        let u = usage(
+            &json!({"usage": {"prompt_tokens": 2006, "completion_tokens": 300,
+            "prompt_tokens_details": {"cached_tokens": 1920}}}),
+        );
+        assert_eq!(
+            u.map(|u| (u.input_tokens, u.cache_read_tokens)),
+            Some((2006, 1920))
+        );
+        let u = usage(
+            &json!({"usage": {"prompt_tokens": 900, "completion_tokens": 3},
+            "timings": {"cache_n": 850, "prompt_n": 50}}),
+        );
+        assert_eq!(u.map(|u| u.cache_read_tokens), Some(850));
     }
 }

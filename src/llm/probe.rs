@@ -28,6 +28,9 @@ pub const OLLAMA_PLANNED: usize = 8192;
 /// Ollama's window when nothing else is known.
 pub const OLLAMA_DEFAULT: usize = 4096;
 
+/// Where a window came from when llama.cpp's server said it.
+pub(crate) const LLAMA_CPP_PROPS: &str = "the server's /props (llama.cpp)";
+
 /// Where to ask.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(crate) enum Probe {
@@ -276,7 +279,7 @@ async fn openai_compatible(http: &Asker<'_>, base: &str, model: &str) -> Asked {
         let n = tokens(&props["default_generation_settings"]["n_ctx"])
             .or_else(|| tokens(&props["n_ctx"]));
         if let Some(n) = n {
-            return Asked::found(server(n, "the server's /props (llama.cpp)"));
+            return Asked::found(server(n, LLAMA_CPP_PROPS));
         }
     }
     if let Some(shown) = kept(show(http, root, model).await) {

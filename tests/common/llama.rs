@@ -27,6 +27,9 @@ pub const MODEL: &str = "smollm2";
 pub struct LlamaServer {
     pub port: u16,
     pub gguf: PathBuf,
+    /// Its output (with `--verbose True`: the prompt tokens each request
+    /// evaluated).
+    pub log: PathBuf,
 }
 
 impl LlamaServer {
@@ -40,8 +43,22 @@ impl LlamaServer {
 /// machine cannot run one and CI did not require it.
 pub fn llama() -> Option<&'static LlamaServer> {
     static SERVER: OnceLock<Option<LlamaServer>> = OnceLock::new();
-    SERVER
-        .get_or_init(|| match start() {
+    server(&SERVER, false)
+}
+
+/// A server of its own for one test, telling in its log what each request
+/// cost it (llama-cpp-python's `--verbose True`: `prefix-match hit`,
+/// `prompt eval time`): no other test's requests come between.
+pub fn llama_verbose() -> Option<&'static LlamaServer> {
+    static SERVER: OnceLock<Option<LlamaServer>> = OnceLock::new();
+    server(&SERVER, true)
+}
+
+fn server(
+    cell: &'static OnceLock<Option<LlamaServer>>,
+    verbose: bool,
+) -> Option<&'static LlamaServer> {
+    cell.get_or_init(|| match start(verbose) {
             Ok(server) => Some(server),
             Err(why) if std::env::var("AIQ_REQUIRE_SERVERS").as_deref() == Ok("1") => {
                 panic!("the llama.cpp server is required (AIQ_REQUIRE_SERVERS=1) but could not start: {why}")
@@ -94,7 +111,7 @@ fn gguf(python: &PathBuf) -> Result<PathBuf, String> {
     Ok(PathBuf::from(path))
 }
 
-fn start() -> Result<LlamaServer, String> {
+fn start(verbose: bool) -> Result<LlamaServer, String> {
     let python = venv()?;
     let gguf = gguf(&python)?;
     let check = Command::new(&python)
@@ -107,7 +124,7 @@ fn start() -> Result<LlamaServer, String> {
             String::from_utf8_lossy(&check.stderr).trim()
         ));
     }
-    let dir = server_dir("llama")?;
+    let dir = server_dir(if verbose { "llama-verbose" } else { "llama" })?;
     let port = free_port();
     let mut cmd = command(&python, None, Some(libc::SIGTERM));
     cmd.args(["-m", "llama_cpp.server", "--model"])
@@ -120,11 +137,15 @@ fn start() -> Result<LlamaServer, String> {
             "--n_threads",
             "2",
             "--verbose",
-            "False",
+            if verbose { "True" } else { "False" },
         ]);
     spawn_server(cmd, &dir, libc::SIGTERM)?;
     wait_until("the llama.cpp server", &dir, || models_answer(port))?;
-    Ok(LlamaServer { port, gguf })
+    Ok(LlamaServer {
+        port,
+        gguf,
+        log: dir.join("server.log"),
+    })
 }
 
 /// Whether `GET /v1/models` answers 200.

@@ -68,20 +68,39 @@ impl Recorded {
             .map(|(_, v)| v.as_str())
     }
 
-    /// The `messages` array as (role, content) pairs.
+    /// The `messages` array as (role, content) pairs; a content of text
+    /// blocks only (Anthropic's form, which carries cache markers) is its
+    /// text.
     pub fn messages(&self) -> Vec<(String, String)> {
         self.body["messages"]
             .as_array()
             .into_iter()
             .flatten()
             .map(|m| {
-                let content = match &m["content"] {
-                    Value::String(s) => s.clone(),
-                    other => other.to_string(),
-                };
-                (m["role"].as_str().unwrap_or_default().to_string(), content)
+                (
+                    m["role"].as_str().unwrap_or_default().to_string(),
+                    text_of(&m["content"]),
+                )
             })
             .collect()
+    }
+
+    /// Anthropic's `system` field as text, whether a string or text blocks.
+    pub fn system(&self) -> String {
+        text_of(&self.body["system"])
+    }
+}
+
+/// A content as text: a string, or text blocks joined; anything else as
+/// JSON.
+fn text_of(content: &Value) -> String {
+    match content {
+        Value::String(s) => s.clone(),
+        Value::Array(blocks) if blocks.iter().all(|b| b["type"] == "text") => blocks
+            .iter()
+            .map(|b| b["text"].as_str().unwrap_or_default())
+            .collect(),
+        other => other.to_string(),
     }
 }
 
@@ -242,15 +261,19 @@ async fn handle(
     }
     let ollama = path == "/api/chat";
     let anthropic = path.ends_with("/messages");
+    let llama_cpp = state.props.lock().unwrap().is_some();
+    if let Err(why) = check_fields(&json, ollama, anthropic, llama_cpp) {
+        return json_response(
+            400,
+            json!({"error": {"type": "invalid_request_error", "message": why}}),
+        );
+    }
     let stream = json["stream"].as_bool().unwrap_or(false);
     let answerer = state.by_question.lock().unwrap().clone();
     let last_user = json["messages"]
         .as_array()
         .and_then(|m| m.iter().rev().find(|m| m["role"] == "user"))
-        .map(|m| match &m["content"] {
-            Value::String(s) => s.clone(),
-            other => other.to_string(),
-        })
+        .map(|m| question_of(&text_of(&m["content"])).to_string())
         .unwrap_or_default();
     let next = answerer
         .and_then(|f| f(&last_user))
@@ -332,6 +355,89 @@ async fn handle(
         reply if anthropic => json_response(200, anthropic_body(&reply)),
         reply => json_response(200, openai_body(&reply)),
     }
+}
+
+/// The question of a question's message: after the tables and the
+/// verified examples aiq puts before it, if any.
+pub fn question_of(content: &str) -> &str {
+    if content.starts_with("More tables for this question")
+        || content.starts_with("Verified examples")
+    {
+        content.rsplit("\n\n").next().unwrap_or(content)
+    } else {
+        content
+    }
+}
+
+/// What the real servers refuse, refused here too: a field the wire does
+/// not have (OpenAI rejects unknown request arguments; `cache_prompt` is
+/// llama.cpp's own), Anthropic's `cache_control` anywhere but on a content
+/// block or the system block, other than `{"type": "ephemeral"}`, on an
+/// empty text, or more than four of them.
+fn check_fields(
+    body: &Value,
+    ollama: bool,
+    anthropic: bool,
+    llama_cpp: bool,
+) -> Result<(), String> {
+    let Some(fields) = body.as_object() else {
+        return Ok(());
+    };
+    let mut allowed = vec!["model", "messages", "stream", "tools"];
+    if ollama {
+        allowed.extend(["options", "keep_alive"]);
+    } else if anthropic {
+        allowed.extend(["max_tokens", "system"]);
+    } else {
+        allowed.extend(["max_tokens", "stream_options"]);
+        if llama_cpp {
+            allowed.push("cache_prompt");
+        }
+    }
+    for k in fields.keys() {
+        if !allowed.contains(&k.as_str()) {
+            return Err(format!("Unrecognized request argument supplied: {k}"));
+        }
+    }
+    let raw = body.to_string();
+    let markers = raw.matches("\"cache_control\"").count();
+    if markers == 0 {
+        return Ok(());
+    }
+    if !anthropic {
+        return Err("Unrecognized request argument supplied: cache_control".into());
+    }
+    if markers > 4 {
+        return Err(format!(
+            "A maximum of 4 blocks with cache_control may be provided. Found {markers}."
+        ));
+    }
+    let mut blocks: Vec<&Value> = Vec::new();
+    if let Some(system) = body["system"].as_array() {
+        blocks.extend(system);
+    }
+    for m in body["messages"].as_array().into_iter().flatten() {
+        if m.get("cache_control").is_some() {
+            return Err("messages.cache_control: Extra inputs are not permitted".into());
+        }
+        blocks.extend(m["content"].as_array().into_iter().flatten());
+    }
+    let mut seen = 0;
+    for b in blocks {
+        if let Some(c) = b.get("cache_control") {
+            seen += 1;
+            if c != &json!({"type": "ephemeral"}) {
+                return Err(format!("cache_control: unexpected value {c}"));
+            }
+            if b["type"] == "text" && b["text"].as_str().is_none_or(str::is_empty) {
+                return Err("cache_control cannot be set for empty text blocks".into());
+            }
+        }
+    }
+    if seen != markers {
+        return Err("cache_control: Extra inputs are not permitted".into());
+    }
+    Ok(())
 }
 
 fn json_response(code: u16, body: Value) -> Response {
@@ -437,7 +543,7 @@ fn openai_events(reply: &Reply) -> Vec<String> {
     ));
     out.push(format!(
         "data: {}",
-        json!({"choices": [], "usage": {"prompt_tokens": 11, "completion_tokens": 7}})
+        json!({"choices": [], "usage": {"prompt_tokens": 11, "completion_tokens": 7, "prompt_tokens_details": {"cached_tokens": 8}}})
     ));
     out.push("data: [DONE]".to_string());
     out
@@ -454,13 +560,13 @@ fn openai_body(reply: &Reply) -> Value {
         }
         other => panic!("not a body reply: {other:?}"),
     };
-    json!({"id": "c", "choices": [{"index": 0, "message": message, "finish_reason": "stop"}], "usage": {"prompt_tokens": 11, "completion_tokens": 7}})
+    json!({"id": "c", "choices": [{"index": 0, "message": message, "finish_reason": "stop"}], "usage": {"prompt_tokens": 11, "completion_tokens": 7, "prompt_tokens_details": {"cached_tokens": 8}}})
 }
 
 fn anthropic_events(reply: &Reply) -> Vec<String> {
     // message_start's JSON is split over two `data:` lines (joined with a newline).
     let mut out = vec![
-        "event: message_start\ndata: {\"type\":\"message_start\",\ndata: \"message\":{\"usage\":{\"input_tokens\":11}}}".to_string(),
+        "event: message_start\ndata: {\"type\":\"message_start\",\ndata: \"message\":{\"usage\":{\"input_tokens\":11,\"cache_read_input_tokens\":8,\"cache_creation_input_tokens\":3}}}".to_string(),
         "event: ping\ndata: {\"type\":\"ping\"}".to_string(),
     ];
     match reply {
@@ -502,7 +608,7 @@ fn anthropic_body(reply: &Reply) -> Value {
         }
         other => panic!("not a body reply: {other:?}"),
     };
-    json!({"id": "m", "type": "message", "role": "assistant", "content": content, "usage": {"input_tokens": 11, "output_tokens": 7}})
+    json!({"id": "m", "type": "message", "role": "assistant", "content": content, "usage": {"input_tokens": 11, "output_tokens": 7, "cache_read_input_tokens": 8, "cache_creation_input_tokens": 3}})
 }
 
 /// Ollama's native reply: JSON lines when streamed, one object otherwise.

@@ -102,6 +102,7 @@ pub fn answered_turn() -> Vec<Event> {
         Event::Usage(Usage {
             input_tokens: 800,
             output_tokens: 40,
+            ..Usage::default()
         }),
         Event::Proposed {
             mode: Mode::Sql,

@@ -133,6 +133,7 @@ fn an_error() {
                 Event::Usage(Usage {
                     input_tokens: 812,
                     output_tokens: 41,
+                    ..Usage::default()
                 }),
                 Event::QueryStarted {
                     sql: "SELECT month, sum(total) FROM orders GROUP BY 1".into(),

@@ -4,7 +4,7 @@
 //! on it one statement at a time ([`SharedSource`]); calls on different
 //! sources run side by side. Never prints; errors are lines for the client.
 
-use std::sync::{Arc, Mutex, MutexGuard};
+use std::sync::{Arc, Condvar, Mutex, MutexGuard};
 use std::time::Duration;
 
 use crate::agent::SourceOpener;
@@ -167,7 +167,7 @@ impl Served {
 }
 
 /// How long a statement waits for its source's connection between looks
-/// at its cancel token.
+/// at its cancel token (a statement that ends wakes the waiting ones at once).
 const WAIT_STEP: Duration = Duration::from_millis(20);
 
 /// One connection shared by the calls on a source: each method takes it
@@ -175,6 +175,8 @@ const WAIT_STEP: Duration = Duration::from_millis(20);
 /// statement waiting for it still answers its cancel token.
 pub struct SharedSource {
     inner: Arc<Mutex<Box<dyn DataSource>>>,
+    /// Rung when a statement gives the connection back.
+    freed: Arc<(Mutex<()>, Condvar)>,
     kind: EngineKind,
     dialect: Dialect,
     refuses_writes: Option<&'static str>,
@@ -187,6 +189,7 @@ impl SharedSource {
             dialect: source.dialect(),
             refuses_writes: source.refuses_writes(),
             inner: Arc::new(Mutex::new(source)),
+            freed: Arc::new((Mutex::new(()), Condvar::new())),
         }
     }
 
@@ -194,6 +197,7 @@ impl SharedSource {
     pub fn handle(&self) -> Box<dyn DataSource> {
         Box::new(SharedSource {
             inner: Arc::clone(&self.inner),
+            freed: Arc::clone(&self.freed),
             kind: self.kind,
             dialect: self.dialect,
             refuses_writes: self.refuses_writes,
@@ -202,14 +206,27 @@ impl SharedSource {
 
     /// The connection, once free; `None` when `cancel` fires first.
     fn wait(&self, cancel: &CancelToken) -> Option<MutexGuard<'_, Box<dyn DataSource>>> {
+        let (bell, freed) = &*self.freed;
         loop {
+            // Looked at with the bell held: a statement that ends in between
+            // rings it only once this one waits, so no wake-up is lost.
+            let held = lock(bell);
             match self.inner.try_lock() {
                 Ok(guard) => return Some(guard),
                 Err(std::sync::TryLockError::Poisoned(p)) => return Some(p.into_inner()),
                 Err(std::sync::TryLockError::WouldBlock) if cancel.is_cancelled() => return None,
-                Err(std::sync::TryLockError::WouldBlock) => std::thread::sleep(WAIT_STEP),
+                Err(std::sync::TryLockError::WouldBlock) => {
+                    let _ = freed.wait_timeout(held, WAIT_STEP);
+                }
             }
         }
+    }
+
+    /// Wakes the statements waiting for the connection.
+    fn ring(&self) {
+        let (bell, freed) = &*self.freed;
+        let _held = lock(bell);
+        freed.notify_all();
     }
 }
 
@@ -232,10 +249,13 @@ impl DataSource for SharedSource {
         sink: &mut dyn RowSink,
         cancel: &CancelToken,
     ) -> Result<QueryStats, ExecError> {
-        match self.wait(cancel) {
-            Some(source) => source.execute(sql, sink, cancel),
-            None => Err(ExecError::Cancelled),
-        }
+        let Some(source) = self.wait(cancel) else {
+            return Err(ExecError::Cancelled);
+        };
+        let result = source.execute(sql, sink, cancel);
+        drop(source);
+        self.ring();
+        result
     }
 
     fn read_statement(&self, sql: &str) -> Option<Result<crate::safety::EngineReading, String>> {

@@ -150,6 +150,7 @@ impl Context<'_> {
         let options = OpenOptions {
             allow_write: false,
             timeout: query_timeout(self.config),
+            memory_limit: self.config.query.memory_limit.clone(),
         };
         let source = open_spec(&resolved, options)?;
         let key = cache_key(home, &resolved, source.as_ref());
@@ -260,6 +261,7 @@ fn open_named(
     let options = OpenOptions {
         allow_write,
         timeout: query_timeout(config),
+        memory_limit: config.query.memory_limit.clone(),
     };
     let source = open_spec(&resolved, options)?;
     let full = catalog_of(&config.home, &resolved, source.as_ref(), refresh)?;

@@ -220,6 +220,7 @@ fn guide(
         OpenOptions {
             allow_write: false,
             timeout: ctx.query_timeout(),
+            memory_limit: ctx.config.query.memory_limit.clone(),
         },
     )?;
     let stdout = io::stdout();

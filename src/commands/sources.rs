@@ -148,6 +148,7 @@ fn check_server(ctx: &Context<'_>, server: &ServerSpec) {
     let options = OpenOptions {
         allow_write: false,
         timeout: ctx.query_timeout(),
+        memory_limit: None,
     };
     match source::open(&SourceSpec::Server(server.clone()), options) {
         Ok(src) => {

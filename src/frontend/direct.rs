@@ -26,6 +26,7 @@ pub fn run(ctx: &Context<'_>, source_arg: Option<&str>, args: &RunArgs) -> Resul
     let options = OpenOptions {
         allow_write: args.allow_write,
         timeout: ctx.query_timeout(),
+        memory_limit: ctx.config.query.memory_limit.clone(),
     };
     interrupt::install();
     let waiting = super::progress::opening(ctx, source_arg);

@@ -71,12 +71,15 @@ impl EngineKind {
 }
 
 /// How a source is opened.
-#[derive(Debug, Clone, Copy)]
+#[derive(Debug, Clone)]
 pub struct OpenOptions {
     /// Open read-write (`--allow-write`); otherwise the engine itself refuses writes.
     pub allow_write: bool,
     /// Statement timeout; a query running longer is interrupted.
     pub timeout: Duration,
+    /// The engine's memory ceiling (`[query] memory_limit`; DuckDB only);
+    /// `None` keeps the engine's own.
+    pub memory_limit: Option<String>,
 }
 
 impl Default for OpenOptions {
@@ -84,6 +87,7 @@ impl Default for OpenOptions {
         OpenOptions {
             allow_write: false,
             timeout: Duration::from_secs(30),
+            memory_limit: None,
         }
     }
 }

@@ -134,7 +134,7 @@ impl MySqlSource {
             .and_then(|r| r.get(1))
             .and_then(text)
             .is_some_and(|c| !c.is_empty());
-        if !options.allow_write && !source.status.read_only {
+        if !source.options.allow_write && !source.status.read_only {
             return Err(SourceError(format!(
                 "cannot open {}: the server did not make the session read-only, so aiq will not run statements there",
                 redact_url(&spec.url)

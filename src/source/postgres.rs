@@ -111,7 +111,7 @@ impl PostgresSource {
         source.status.version = format!("PostgreSQL {version}");
         source.status.read_only = row.get(2).and_then(text).as_deref() == Some("on");
         source.status.tls = matches!(row.get(3), Some(Value::Bool(true)));
-        if !options.allow_write && !source.status.read_only {
+        if !source.options.allow_write && !source.status.read_only {
             return Err(SourceError(format!(
                 "cannot open {}: the server did not start a read-only session, so aiq will not run statements there",
                 redact_url(&spec.url)

@@ -28,6 +28,7 @@ fn open_server(server: &servers::Server) -> Box<dyn super::DataSource> {
     let options = OpenOptions {
         allow_write: false,
         timeout: Duration::from_secs(20),
+        memory_limit: None,
     };
     open(&spec, options).expect("open the server read-only")
 }

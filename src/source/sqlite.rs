@@ -885,6 +885,7 @@ mod tests {
         let opts = OpenOptions {
             allow_write: false,
             timeout: Duration::from_millis(200),
+            memory_limit: None,
         };
         let src = SqliteSource::open(&fixture(dir.path()), opts).unwrap();
         let r = run(

@@ -348,7 +348,8 @@ pub(crate) fn unique_names(columns: &[Column]) -> (Vec<Column>, Vec<String>) {
     (out, renamed)
 }
 
-/// The first rows as CSV, at most [`PREVIEW_ROWS`] rows and [`PREVIEW_BYTES`].
+/// The first rows as CSV, at most [`PREVIEW_ROWS`] rows and [`PREVIEW_BYTES`];
+/// a value longer than its share of those bytes is cut ([`super::cut`]).
 #[derive(Default)]
 pub(crate) struct Preview {
     text: String,
@@ -387,9 +388,14 @@ impl Preview {
             return;
         }
         self.rows += 1;
+        // A value too long for the preview is cut, not its row.
+        let share = PREVIEW_BYTES / super::cut::VALUE_SHARE;
         self.line(row.iter().map(|v| match v {
             Value::Null => "NULL".to_string(),
-            v => v.to_text(),
+            v => match super::cut::cut_value(v, share) {
+                Some(cut) => cut.to_text(),
+                None => v.to_text(),
+            },
         }));
     }
 

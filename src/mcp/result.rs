@@ -2,7 +2,9 @@
 //! the result's columns and the rows that fit the caps (rows, bytes), the
 //! code the model proposed, notes — and answers the runner's confirmation
 //! of a write through a [`Consent`] (the client's elicitation). Rows beyond
-//! a cap stop the statement: the result is marked truncated.
+//! a cap stop the statement: the result is marked truncated. A value too
+//! big for the byte cap is cut with a marker ([`crate::agent::cut`]); its
+//! row stays.
 
 use std::io;
 use std::time::Duration;
@@ -10,6 +12,7 @@ use std::time::Duration;
 use serde::Serialize;
 use serde_json::{json, Value as Json};
 
+use crate::agent::cut::{cut_row, VALUE_SHARE};
 use crate::agent::{ConfirmKind, Event, EventSink, Outcome};
 use crate::render::{self, Format, RenderOptions};
 use crate::source::{Column, EnoughRows, Value};
@@ -95,6 +98,8 @@ pub struct ResultSink<'c> {
     pub columns: Vec<Column>,
     pub rows: Vec<Vec<Value>>,
     bytes: usize,
+    /// Values cut to fit the byte cap.
+    pub values_cut: usize,
     /// Rows were left out (a cap, or the statement had more).
     pub truncated: bool,
     pub finished: Option<Finished>,
@@ -117,6 +122,7 @@ impl<'c> ResultSink<'c> {
             columns: Vec::new(),
             rows: Vec::new(),
             bytes: 0,
+            values_cut: 0,
             truncated: false,
             finished: None,
             notes: Vec::new(),
@@ -126,18 +132,33 @@ impl<'c> ResultSink<'c> {
         }
     }
 
-    /// Keeps the rows that fit; the first one that does not stops the statement.
+    /// Keeps the rows that fit; the first one that does not stops the
+    /// statement. A value longer than its share of the byte cap is cut
+    /// first, and the first row's values share the whole cap if they must:
+    /// a result always shows a row when it has one.
     fn take(&mut self, rows: Vec<Vec<Value>>) -> io::Result<()> {
         for row in rows {
-            if self.truncated {
+            if self.truncated || self.rows.len() >= self.caps.rows {
+                self.truncated = true;
                 return Err(EnoughRows::error());
             }
-            let size = row_json(&row).to_string().len() + 1;
-            if self.rows.len() >= self.caps.rows || self.bytes + size > self.caps.bytes {
+            // The first row is kept whole until it is known to fit, so that
+            // its values can share the cap from their real sizes.
+            let first = self.rows.is_empty().then(|| row.clone());
+            let (mut row, mut cut) = cut_row(row, self.caps.bytes / VALUE_SHARE);
+            let mut size = row_size(&row);
+            if let Some(whole) = first.filter(|_| size > self.caps.bytes) {
+                // JSON quotes and separators take a few bytes a value.
+                let share = (self.caps.bytes / (whole.len() + 1)).saturating_sub(4);
+                (row, cut) = cut_row(whole, share);
+                size = row_size(&row);
+            }
+            if self.bytes + size > self.caps.bytes {
                 self.truncated = true;
                 return Err(EnoughRows::error());
             }
             self.bytes += size;
+            self.values_cut += cut;
             self.rows.push(row);
         }
         Ok(())
@@ -201,6 +222,17 @@ impl<'c> ResultSink<'c> {
             ));
         } else {
             text.push_str(&format!("({n} {noun})\n"));
+        }
+        if self.values_cut > 0 {
+            let values = if self.values_cut == 1 {
+                "value was"
+            } else {
+                "values were"
+            };
+            text.push_str(&format!(
+                "({} {values} too long for the size limit and cut: each ends with …(its whole size); select a part of it, e.g. substr(col, 1, 1000), to read more)\n",
+                self.values_cut
+            ));
         }
         text
     }
@@ -269,6 +301,7 @@ impl EventSink for ResultSink<'_> {
                 self.columns.clear();
                 self.rows.clear();
                 self.bytes = 0;
+                self.values_cut = 0;
                 self.truncated = false;
                 self.finished = None;
             }
@@ -295,6 +328,11 @@ impl EventSink for ResultSink<'_> {
         }
         Ok(())
     }
+}
+
+/// The bytes a row takes in the result (as JSON, with a separator).
+fn row_size(row: &[Value]) -> usize {
+    row_json(row).to_string().len() + 1
 }
 
 /// A row as JSON values.
@@ -431,6 +469,59 @@ mod tests {
         assert!(sink.event(Event::Rows(rows(5))).is_err());
         assert_eq!(sink.rows.len(), 2);
         assert!(sink.truncated);
+    }
+
+    #[test]
+    fn a_value_too_big_is_cut_and_its_row_stays() {
+        let mut consent = Fixed(Decision::Yes);
+        let caps = Caps {
+            rows: 500,
+            bytes: 256 * 1024,
+        };
+        let mut sink = ResultSink::new(caps, &mut consent);
+        sink.event(Event::Columns(vec![
+            Column::new("big", "VARCHAR"),
+            Column::new("id", "INTEGER"),
+        ]))
+        .unwrap();
+        let big = |id| vec![Value::Text("x".repeat(1_000_000)), Value::Int(id)];
+        sink.event(Event::Rows(vec![big(1), big(2)])).unwrap();
+        finished(&mut sink, 2);
+        assert!(!sink.truncated);
+        let s = sink.structured();
+        assert_eq!(s.row_count, 2);
+        assert_eq!(s.rows[1][1], json!(2));
+        let cell = s.rows[0][0].as_str().unwrap();
+        assert!(
+            cell.starts_with("xxxx") && cell.ends_with("…(1.0 MB)"),
+            "{}",
+            &cell[cell.len() - 20..]
+        );
+        assert_eq!(cell.len(), 256 * 1024 / VALUE_SHARE);
+        let text = sink.table_text();
+        assert!(
+            text.contains("…(1.0 MB) | 2 |\n"),
+            "{}",
+            &text[text.len() - 300..]
+        );
+        assert!(
+            text.contains("(2 rows)\n(2 values were too long for the size limit and cut"),
+            "{}",
+            &text[text.len() - 300..]
+        );
+
+        // A row of many long values: its values share the cap, and it stays.
+        let mut consent = Fixed(Decision::Yes);
+        let caps = Caps {
+            rows: 10,
+            bytes: 1000,
+        };
+        let mut sink = ResultSink::new(caps, &mut consent);
+        let wide: Vec<Value> = (0..20).map(|_| Value::Text("y".repeat(500))).collect();
+        assert!(sink.event(Event::Rows(vec![wide.clone(), wide])).is_err());
+        assert_eq!(sink.rows.len(), 1);
+        assert!(sink.truncated);
+        assert_eq!(sink.values_cut, 20);
     }
 
     #[test]

@@ -403,3 +403,25 @@ impl Preview {
         self.text
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_long_value_in_the_preview_is_cut_and_its_row_kept() {
+        let mut preview = Preview::default();
+        preview.columns(&[Column::new("big", "TEXT"), Column::new("id", "INTEGER")]);
+        for id in 1..=3 {
+            preview.row(&[Value::Text("x".repeat(1_000_000)), Value::Int(id)]);
+        }
+        let text = preview.finish();
+        let lines: Vec<&str> = text.lines().collect();
+        assert_eq!(lines.len(), 4, "{text}");
+        assert_eq!(lines[0], "big,id");
+        let share = PREVIEW_BYTES / crate::agent::cut::VALUE_SHARE;
+        let cut = format!("{}…(1.0 MB)", "x".repeat(share - "…(1.0 MB)".len()));
+        assert_eq!(lines[1], format!("{cut},1"));
+        assert_eq!(lines[3], format!("{cut},3"));
+    }
+}

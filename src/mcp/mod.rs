@@ -168,19 +168,25 @@ fn model_settings(ctx: &Context<'_>, args: &McpArgs) -> Option<crate::llm::setti
 fn serve_list(ctx: &Context<'_>, args: &McpArgs) -> Result<Served, AiqError> {
     let saved = &ctx.config.sources;
     let mut entries: Vec<Entry> = Vec::new();
+    // As many statements on one source as calls may run at once, where
+    // its engine allows more than one connection.
+    let connections = ctx.config.mcp.max_concurrent.max(1);
     if args.sources.is_empty() {
         for (name, s) in saved.iter() {
             let resolved = source::resolve(name, saved)
                 .map(|r| r.spec.engine())
                 .map_err(|e| e.0);
             let location = strip_password(&s.url);
-            entries.push(Entry::new(
-                name.to_string(),
-                location,
-                resolved,
-                name.to_string(),
-                ctx.opener(args.allow_write),
-            ));
+            entries.push(
+                Entry::new(
+                    name.to_string(),
+                    location,
+                    resolved,
+                    name.to_string(),
+                    ctx.opener(args.allow_write),
+                )
+                .with_connections(connections),
+            );
         }
         if entries.is_empty() {
             return Err(AiqError::Usage(
@@ -202,13 +208,16 @@ fn serve_list(ctx: &Context<'_>, args: &McpArgs) -> Result<Served, AiqError> {
                 location_of(arg),
             )
         };
-        entries.push(Entry::new(
-            name,
-            location,
-            Ok::<EngineKind, String>(engine),
-            arg.clone(),
-            ctx.opener(args.allow_write),
-        ));
+        entries.push(
+            Entry::new(
+                name,
+                location,
+                Ok::<EngineKind, String>(engine),
+                arg.clone(),
+                ctx.opener(args.allow_write),
+            )
+            .with_connections(connections),
+        );
     }
     Ok(Served::new(entries, None))
 }

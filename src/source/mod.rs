@@ -242,6 +242,13 @@ pub trait DataSource: Send {
     fn server_status(&self) -> Option<ServerStatus> {
         None
     }
+
+    /// Another connection to the same source with the same settings, so
+    /// that statements can run side by side (a server answering many
+    /// clients); `None` where one connection must serve them all.
+    fn another(&self) -> Option<Box<dyn DataSource>> {
+        None
+    }
 }
 
 impl SourceSpec {

@@ -54,6 +54,18 @@ impl Asked {
     }
 }
 
+/// A call's place among those in flight; dropping it takes the call off.
+struct Listed {
+    inflight: Arc<InFlight>,
+    id: u64,
+}
+
+impl Drop for Listed {
+    fn drop(&mut self) {
+        self.inflight.remove(self.id);
+    }
+}
+
 /// The tokens of the calls in flight, so that all of them can be stopped
 /// when the client goes away.
 #[derive(Default)]
@@ -63,12 +75,17 @@ pub struct InFlight {
 }
 
 impl InFlight {
-    fn add(&self, token: &CancelToken) -> u64 {
+    /// Lists a call until the returned guard is dropped (its work ended,
+    /// or its wait: a call whose session ends while it waits is dropped).
+    fn add(self: &Arc<Self>, token: &CancelToken) -> Listed {
         let id = self.next.fetch_add(1, Ordering::SeqCst);
         if let Ok(mut calls) = self.calls.lock() {
             calls.insert(id, token.clone());
         }
-        id
+        Listed {
+            inflight: Arc::clone(self),
+            id,
+        }
     }
 
     fn remove(&self, id: u64) {
@@ -88,7 +105,7 @@ impl InFlight {
         }
     }
 
-    /// How many calls are still running.
+    /// How many calls are still in flight (running, or waiting their turn).
     pub fn running(&self) -> usize {
         self.calls.lock().map(|c| c.len()).unwrap_or(0)
     }
@@ -156,7 +173,7 @@ impl AiqServer {
         let token = CancelToken::new();
         // Waiting calls are in flight too: a client that goes away takes
         // them out of the queue.
-        let id = self.0.inflight.add(&token);
+        let listed = self.0.inflight.add(&token);
         // `notifications/cancelled` (or the end of the session) cancels the call.
         let bridge = {
             let token = token.clone();
@@ -169,10 +186,10 @@ impl AiqServer {
         let reply = match self.0.queue.enter(&token).await {
             Ok(turn) => {
                 let waited = turn.waited;
-                (self.run_turn(turn, id, &token, work).await, waited)
+                (self.run_turn(turn, listed, &token, work).await, waited)
             }
             Err(refused) => {
-                self.0.inflight.remove(id);
+                drop(listed);
                 (Reply::error(refused.message()), queued_at.elapsed())
             }
         };
@@ -185,7 +202,7 @@ impl AiqServer {
     async fn run_turn(
         &self,
         turn: super::queue::Turn,
-        id: u64,
+        listed: Listed,
         token: &CancelToken,
         work: impl FnOnce(&Tools, &CancelToken) -> Reply + Send + 'static,
     ) -> Reply {
@@ -193,7 +210,7 @@ impl AiqServer {
         let call_token = token.clone();
         let task = tokio::task::spawn_blocking(move || {
             let reply = work(&shared.tools, &call_token);
-            shared.inflight.remove(id);
+            drop(listed);
             drop(turn);
             reply
         });
@@ -201,7 +218,6 @@ impl AiqServer {
         let reply = match tokio::time::timeout(timeout, task).await {
             Ok(Ok(reply)) => reply,
             Ok(Err(e)) => {
-                self.0.inflight.remove(id);
                 tracing::error!("a tool call failed: {e}");
                 Reply::error("internal error: the call failed inside aiq (please report it, with the aiq -v log); the server goes on")
             }

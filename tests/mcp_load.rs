@@ -319,7 +319,9 @@ fn the_memory_ceiling_comes_from_the_config_and_a_query_beyond_it_fails_clearly(
     assert!(!cli.status.success());
     let stderr = String::from_utf8_lossy(&cli.stderr);
     assert!(
-        stderr.contains("the query needs more memory than DuckDB may use (32MB, [query] memory_limit)"),
+        stderr.contains(
+            "the query needs more memory than DuckDB may use (32MB, [query] memory_limit)"
+        ),
         "{stderr}"
     );
 }

@@ -193,7 +193,7 @@ fn base_config(access: AccessMode, memory: &Memory) -> duckdb::Result<Config> {
         .enable_autoload_extension(false)?
         .with("autoinstall_known_extensions", "false")?
         .with("allow_community_extensions", "false")?
-        .with("temp_directory", &memory.spill.display().to_string())?;
+        .with("temp_directory", memory.spill.display().to_string())?;
     match &memory.limit {
         Some(limit) => config.with("memory_limit", limit),
         None => Ok(config),

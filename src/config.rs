@@ -118,11 +118,22 @@ impl Default for ChatConfig {
 pub struct QueryConfig {
     /// Statement timeout in seconds (SPEC §4.2 layer 3).
     pub timeout_secs: u64,
+    /// The engine's memory ceiling (DuckDB's `memory_limit`: `"2GB"`,
+    /// `"25%"`); unset, DuckDB's own (80% of the machine) for the CLI and
+    /// [`MCP_MEMORY_LIMIT`] for `aiq mcp`.
+    pub memory_limit: Option<String>,
 }
+
+/// The engine's memory ceiling under `aiq mcp` when `[query] memory_limit`
+/// is unset: a server shares the machine with the assistants it serves.
+pub const MCP_MEMORY_LIMIT: &str = "25%";
 
 impl Default for QueryConfig {
     fn default() -> Self {
-        QueryConfig { timeout_secs: 30 }
+        QueryConfig {
+            timeout_secs: 30,
+            memory_limit: None,
+        }
     }
 }
 
@@ -168,8 +179,13 @@ pub struct McpConfig {
     pub max_rows: usize,
     /// Bytes of result rows (as JSON) one result returns at most.
     pub max_bytes: usize,
-    /// Tool calls running at once; more are refused as busy.
+    /// Tool calls running at once; more wait their turn.
     pub max_concurrent: usize,
+    /// Tool calls waiting at once; more are refused as busy.
+    pub max_queued: usize,
+    /// How long a call may wait for its turn; unset, the statement timeout
+    /// (`[query] timeout_secs`).
+    pub queue_timeout_secs: Option<u64>,
 }
 
 impl Default for McpConfig {
@@ -179,6 +195,8 @@ impl Default for McpConfig {
             max_rows: 500,
             max_bytes: 256 * 1024,
             max_concurrent: 4,
+            max_queued: 64,
+            queue_timeout_secs: None,
         }
     }
 }
@@ -288,6 +306,7 @@ impl Config {
         doc["chat"] = toml_edit::Item::Table(chat);
         let mut query = toml_edit::Table::new();
         query["timeout_secs"] = toml_edit::value(self.query.timeout_secs as i64);
+        opt(&mut query, "memory_limit", &self.query.memory_limit);
         doc["query"] = toml_edit::Item::Table(query);
         let mut lua = toml_edit::Table::new();
         for (key, value) in [
@@ -307,6 +326,10 @@ impl Config {
         mcp["max_rows"] = toml_edit::value(self.mcp.max_rows as i64);
         mcp["max_bytes"] = toml_edit::value(self.mcp.max_bytes as i64);
         mcp["max_concurrent"] = toml_edit::value(self.mcp.max_concurrent as i64);
+        mcp["max_queued"] = toml_edit::value(self.mcp.max_queued as i64);
+        if let Some(secs) = self.mcp.queue_timeout_secs {
+            mcp["queue_timeout_secs"] = toml_edit::value(secs as i64);
+        }
         doc["mcp"] = toml_edit::Item::Table(mcp);
         let mut output = toml_edit::Table::new();
         output["pager"] = toml_edit::value(self.output.pager);
@@ -488,6 +511,9 @@ pub const TEMPLATE: &str = r#"# aiq configuration. Every key is optional; the va
 
 [query]
 # timeout_secs = 30              # statements running longer are stopped
+# memory_limit = "4GB"           # DuckDB's memory ceiling ("4GB", "25%"); beyond it, it spills to
+#                                # aiq's private temporary folder, then the query fails. Unset:
+#                                # DuckDB's own (80% of the machine); 25% under `aiq mcp`
 
 # What leaves the machine, for every source (each [sources.NAME] table may
 # set the same keys for itself):
@@ -509,7 +535,9 @@ pub const TEMPLATE: &str = r#"# aiq configuration. Every key is optional; the va
 # timeout_secs = 120             # a tool call running longer is stopped, its statement too
 # max_rows = 500                 # rows one result returns at most
 # max_bytes = 262144             # bytes of result rows (as JSON) one result returns at most
-# max_concurrent = 4             # tool calls running at once; more are refused as busy
+# max_concurrent = 4             # tool calls running at once; more wait their turn, first come first served
+# max_queued = 64                # calls waiting at once; more are refused as busy
+# queue_timeout_secs = 30        # a call waiting longer is refused as busy (default: [query] timeout_secs)
 
 [examples]                       # verified examples (`/good`, `aiq examples`)
 # max = 3                        # the most similar sent with a question; 0 sends none
@@ -703,7 +731,9 @@ mod tests {
                 timeout_secs: 5,
                 max_rows: 10,
                 max_bytes: 2048,
-                max_concurrent: 2
+                max_concurrent: 2,
+                max_queued: 64,
+                queue_timeout_secs: None,
             }
         );
         assert!(c

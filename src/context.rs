@@ -159,6 +159,7 @@ impl Context<'_> {
             allow_write: false,
             timeout: query_timeout(self.config),
             cache: Some(crate::home::views_cache(&self.config.home)),
+            memory_limit: self.config.query.memory_limit.clone(),
         };
         let source = open_spec(&resolved, options)?;
         let key = cache_key(home, &resolved, source.as_ref());
@@ -281,6 +282,7 @@ fn open_named(
         allow_write,
         timeout: query_timeout(config),
         cache: Some(crate::home::views_cache(&config.home)),
+        memory_limit: config.query.memory_limit.clone(),
     };
     let source = open_spec(&resolved, options)?;
     let full = catalog_of(&config.home, &resolved, source.as_ref(), refresh)?;

@@ -650,7 +650,8 @@ fn bad_calls_from_the_sdk_are_answered_and_the_session_goes_on() {
 fn limits_stop_long_calls_refuse_extra_ones_and_cap_results() {
     let Some(python) = mcp::python() else { return };
     let sb = Sandbox::new();
-    sb.write_config("[mcp]\ntimeout_secs = 2\nmax_concurrent = 1\nmax_rows = 3\n");
+    // No room to wait: a call beyond the running one is refused at once.
+    sb.write_config("[mcp]\ntimeout_secs = 2\nmax_concurrent = 1\nmax_queued = 0\nmax_rows = 3\n");
     let db = sb.shop_sqlite().display().to_string();
     let started = Instant::now();
     let out = mcp::run(&mut driver(
@@ -668,7 +669,7 @@ fn limits_stop_long_calls_refuse_extra_ones_and_cap_results() {
     );
     assert_eq!(
         out["second"]["text"],
-        "busy: 1 calls are running already (the server's limit, [mcp] max_concurrent); try again when one has finished"
+        "busy: 1 calls are running and 0 are waiting already (the server's limits, [mcp] max_concurrent and [mcp] max_queued); try again when one has finished"
     );
     // Both are in the audit log with the statement they asked for.
     let log = audit_lines(&sb.home());

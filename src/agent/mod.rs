@@ -18,6 +18,7 @@ pub mod commands;
 mod conversation;
 #[cfg(test)]
 mod conversation_tests;
+pub mod cut;
 mod events;
 pub mod extract;
 pub mod fit;

@@ -348,7 +348,8 @@ pub(crate) fn unique_names(columns: &[Column]) -> (Vec<Column>, Vec<String>) {
     (out, renamed)
 }
 
-/// The first rows as CSV, at most [`PREVIEW_ROWS`] rows and [`PREVIEW_BYTES`].
+/// The first rows as CSV, at most [`PREVIEW_ROWS`] rows and [`PREVIEW_BYTES`];
+/// a value longer than its share of those bytes is cut ([`super::cut`]).
 #[derive(Default)]
 pub(crate) struct Preview {
     text: String,
@@ -387,13 +388,40 @@ impl Preview {
             return;
         }
         self.rows += 1;
+        // A value too long for the preview is cut, not its row.
+        let share = PREVIEW_BYTES / super::cut::VALUE_SHARE;
         self.line(row.iter().map(|v| match v {
             Value::Null => "NULL".to_string(),
-            v => v.to_text(),
+            v => match super::cut::cut_value(v, share) {
+                Some(cut) => cut.to_text(),
+                None => v.to_text(),
+            },
         }));
     }
 
     pub(crate) fn finish(self) -> String {
         self.text
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_long_value_in_the_preview_is_cut_and_its_row_kept() {
+        let mut preview = Preview::default();
+        preview.columns(&[Column::new("big", "TEXT"), Column::new("id", "INTEGER")]);
+        for id in 1..=3 {
+            preview.row(&[Value::Text("x".repeat(1_000_000)), Value::Int(id)]);
+        }
+        let text = preview.finish();
+        let lines: Vec<&str> = text.lines().collect();
+        assert_eq!(lines.len(), 4, "{text}");
+        assert_eq!(lines[0], "big,id");
+        let share = PREVIEW_BYTES / crate::agent::cut::VALUE_SHARE;
+        let cut = format!("{}…(1.0 MB)", "x".repeat(share - "…(1.0 MB)".len()));
+        assert_eq!(lines[1], format!("{cut},1"));
+        assert_eq!(lines[3], format!("{cut},3"));
     }
 }

@@ -221,6 +221,7 @@ fn guide(
             allow_write: false,
             timeout: ctx.query_timeout(),
             cache: Some(crate::home::views_cache(&ctx.config.home)),
+            memory_limit: ctx.config.query.memory_limit.clone(),
         },
     )?;
     let stdout = io::stdout();

@@ -149,6 +149,7 @@ fn check_server(ctx: &Context<'_>, server: &ServerSpec) {
         allow_write: false,
         timeout: ctx.query_timeout(),
         cache: Some(crate::home::views_cache(&ctx.config.home)),
+        memory_limit: None,
     };
     match source::open(&SourceSpec::Server(server.clone()), options) {
         Ok(src) => {

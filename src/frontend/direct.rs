@@ -27,6 +27,7 @@ pub fn run(ctx: &Context<'_>, source_arg: Option<&str>, args: &RunArgs) -> Resul
         allow_write: args.allow_write,
         timeout: ctx.query_timeout(),
         cache: Some(crate::home::views_cache(&ctx.config.home)),
+        memory_limit: ctx.config.query.memory_limit.clone(),
     };
     interrupt::install();
     let waiting = super::progress::opening(ctx, source_arg);

@@ -1,6 +1,7 @@
 //! The audit log of MCP calls: one JSON line per tool call or resource read
 //! in `$AIQ_HOME/logs/YYYY-MM-DD.jsonl` (the day in UTC) — when, which tool,
-//! which source, the SQL, rows, milliseconds and the error. Source names
+//! which source, the SQL, rows, milliseconds (and those spent waiting in
+//! the queue) and the error. Source names
 //! only, never URLs, so no password can reach it. A log that cannot be
 //! written is reported once on stderr and the server goes on.
 
@@ -28,7 +29,10 @@ pub struct Record {
     pub question: Option<String>,
     /// Rows returned (for a write: rows changed).
     pub rows: Option<u64>,
+    /// The whole call, waiting included.
     pub ms: u64,
+    /// Of `ms`, the time the call waited in the queue for its turn.
+    pub waited_ms: u64,
     pub error: Option<String>,
 }
 
@@ -50,11 +54,20 @@ impl Record {
             question,
             rows: if reply.is_error { None } else { reply.rows },
             ms: took.as_millis() as u64,
+            waited_ms: 0,
             error: match (&reply.ask_next_round, reply.is_error) {
                 (Some(_), _) => Some("not run yet: the user was asked to confirm it".into()),
                 (None, true) => Some(reply.text.clone()),
                 (None, false) => None,
             },
+        }
+    }
+
+    /// The same record, noting how long the call waited in the queue.
+    pub fn waited(self, waited: Duration) -> Record {
+        Record {
+            waited_ms: waited.as_millis() as u64,
+            ..self
         }
     }
 }
@@ -110,7 +123,8 @@ mod tests {
             ..Reply::default()
         };
         log.write(
-            &Record::of(at, "run_query", None, &reply, Duration::from_millis(12)),
+            &Record::of(at, "run_query", None, &reply, Duration::from_millis(12))
+                .waited(Duration::from_millis(5)),
             at,
         );
         let failed = Reply {
@@ -133,7 +147,7 @@ mod tests {
         assert_eq!(
             lines[0],
             serde_json::json!({"time": "2026-01-26T10:00:05Z", "kind": "mcp", "tool": "run_query",
-                "source": "shop", "sql": "SELECT 1 AS n", "question": null, "rows": 1, "ms": 12, "error": null})
+                "source": "shop", "sql": "SELECT 1 AS n", "question": null, "rows": 1, "ms": 12, "waited_ms": 5, "error": null})
         );
         assert_eq!(lines[1]["error"], "refused: DELETE changes data");
         assert_eq!(lines[1]["rows"], serde_json::Value::Null);

@@ -9,13 +9,15 @@
 //! - [`result`]: the event sink that keeps a result within its caps and
 //!   asks for consent to a write.
 //! - [`server`]: the rmcp handler — limits, cancellation, resources, the
-//!   audit log ([`audit`]); [`consent`]: writes confirmed by elicitation.
+//!   audit log ([`audit`]); [`consent`]: writes confirmed by elicitation;
+//!   [`queue`]: calls beyond the concurrent limit wait their turn.
 //!
 //! Nothing but protocol messages goes to stdout; everything else to stderr.
 
 pub mod audit;
 mod auth;
 pub mod consent;
+pub mod queue;
 pub mod result;
 pub mod served;
 pub mod server;
@@ -26,6 +28,7 @@ use std::path::Path;
 use std::time::Duration;
 
 use crate::cli::McpArgs;
+use crate::config::{McpConfig, QueryConfig};
 use crate::context::Context;
 use crate::error::{stderr_line, AiqError};
 use crate::source::{self, strip_password, EngineKind, SourceSpec};
@@ -36,6 +39,18 @@ use tools::Tools;
 
 /// Runs the server until the client goes away (stdio) or Ctrl-C (HTTP).
 pub fn run(ctx: &Context<'_>, args: &McpArgs) -> Result<(), AiqError> {
+    // A server shares the machine with the assistants it serves: unless
+    // `[query] memory_limit` says otherwise, DuckDB gets a lower ceiling.
+    let mut config = ctx.config.clone();
+    config
+        .query
+        .memory_limit
+        .get_or_insert_with(|| crate::config::MCP_MEMORY_LIMIT.to_string());
+    let ctx = &Context {
+        config: &config,
+        global: ctx.global,
+        env: ctx.env,
+    };
     let served = serve_list(ctx, args)?;
     // Sources named on the command line are opened now, so a mistake shows
     // at once (exit 3); saved ones on first use.
@@ -60,7 +75,7 @@ pub fn run(ctx: &Context<'_>, args: &McpArgs) -> Result<(), AiqError> {
     }
     let limits = Limits {
         timeout: Duration::from_secs(mcp.timeout_secs.max(1)),
-        concurrent: mcp.max_concurrent.max(1),
+        queue: queue_limits(mcp, &ctx.config.query),
     };
     let server = AiqServer::new(tools, limits, audit::AuditLog::new(&ctx.config.home));
     let runtime = tokio::runtime::Builder::new_multi_thread()
@@ -83,6 +98,16 @@ pub fn run(ctx: &Context<'_>, args: &McpArgs) -> Result<(), AiqError> {
     drop(keep);
     tracing::info!("stopped");
     result
+}
+
+/// How many calls run at once, how many may wait, and for how long: the
+/// wait defaults to the statement timeout.
+pub fn queue_limits(mcp: &McpConfig, query: &QueryConfig) -> queue::QueueLimits {
+    queue::QueueLimits {
+        concurrent: mcp.max_concurrent.max(1),
+        queued: mcp.max_queued,
+        wait: Duration::from_secs(mcp.queue_timeout_secs.unwrap_or(query.timeout_secs).max(1)),
+    }
 }
 
 /// The token HTTP clients must send: `--token`, else `AIQ_MCP_TOKEN`,
@@ -143,19 +168,25 @@ fn model_settings(ctx: &Context<'_>, args: &McpArgs) -> Option<crate::llm::setti
 fn serve_list(ctx: &Context<'_>, args: &McpArgs) -> Result<Served, AiqError> {
     let saved = &ctx.config.sources;
     let mut entries: Vec<Entry> = Vec::new();
+    // As many statements on one source as calls may run at once, where
+    // its engine allows more than one connection.
+    let connections = ctx.config.mcp.max_concurrent.max(1);
     if args.sources.is_empty() {
         for (name, s) in saved.iter() {
             let resolved = source::resolve(name, saved)
                 .map(|r| r.spec.engine())
                 .map_err(|e| e.0);
             let location = strip_password(&s.url);
-            entries.push(Entry::new(
-                name.to_string(),
-                location,
-                resolved,
-                name.to_string(),
-                ctx.opener(args.allow_write),
-            ));
+            entries.push(
+                Entry::new(
+                    name.to_string(),
+                    location,
+                    resolved,
+                    name.to_string(),
+                    ctx.opener(args.allow_write),
+                )
+                .with_connections(connections),
+            );
         }
         if entries.is_empty() {
             return Err(AiqError::Usage(
@@ -177,13 +208,16 @@ fn serve_list(ctx: &Context<'_>, args: &McpArgs) -> Result<Served, AiqError> {
                 location_of(arg),
             )
         };
-        entries.push(Entry::new(
-            name,
-            location,
-            Ok::<EngineKind, String>(engine),
-            arg.clone(),
-            ctx.opener(args.allow_write),
-        ));
+        entries.push(
+            Entry::new(
+                name,
+                location,
+                Ok::<EngineKind, String>(engine),
+                arg.clone(),
+                ctx.opener(args.allow_write),
+            )
+            .with_connections(connections),
+        );
     }
     Ok(Served::new(entries, None))
 }

@@ -2,7 +2,9 @@
 //! the result's columns and the rows that fit the caps (rows, bytes), the
 //! code the model proposed, notes — and answers the runner's confirmation
 //! of a write through a [`Consent`] (the client's elicitation). Rows beyond
-//! a cap stop the statement: the result is marked truncated.
+//! a cap stop the statement: the result is marked truncated. A value too
+//! big for the byte cap is cut with a marker ([`crate::agent::cut`]); its
+//! row stays.
 
 use std::io;
 use std::time::Duration;
@@ -10,6 +12,7 @@ use std::time::Duration;
 use serde::Serialize;
 use serde_json::{json, Value as Json};
 
+use crate::agent::cut::{cut_row, VALUE_SHARE};
 use crate::agent::{ConfirmKind, Event, EventSink, Outcome};
 use crate::render::{self, Format, RenderOptions};
 use crate::source::{Column, EnoughRows, Value};
@@ -95,6 +98,8 @@ pub struct ResultSink<'c> {
     pub columns: Vec<Column>,
     pub rows: Vec<Vec<Value>>,
     bytes: usize,
+    /// Values cut to fit the byte cap.
+    pub values_cut: usize,
     /// Rows were left out (a cap, or the statement had more).
     pub truncated: bool,
     pub finished: Option<Finished>,
@@ -117,6 +122,7 @@ impl<'c> ResultSink<'c> {
             columns: Vec::new(),
             rows: Vec::new(),
             bytes: 0,
+            values_cut: 0,
             truncated: false,
             finished: None,
             notes: Vec::new(),
@@ -126,18 +132,33 @@ impl<'c> ResultSink<'c> {
         }
     }
 
-    /// Keeps the rows that fit; the first one that does not stops the statement.
+    /// Keeps the rows that fit; the first one that does not stops the
+    /// statement. A value longer than its share of the byte cap is cut
+    /// first, and the first row's values share the whole cap if they must:
+    /// a result always shows a row when it has one.
     fn take(&mut self, rows: Vec<Vec<Value>>) -> io::Result<()> {
         for row in rows {
-            if self.truncated {
+            if self.truncated || self.rows.len() >= self.caps.rows {
+                self.truncated = true;
                 return Err(EnoughRows::error());
             }
-            let size = row_json(&row).to_string().len() + 1;
-            if self.rows.len() >= self.caps.rows || self.bytes + size > self.caps.bytes {
+            // The first row is kept whole until it is known to fit, so that
+            // its values can share the cap from their real sizes.
+            let first = self.rows.is_empty().then(|| row.clone());
+            let (mut row, mut cut) = cut_row(row, self.caps.bytes / VALUE_SHARE);
+            let mut size = row_size(&row);
+            if let Some(whole) = first.filter(|_| size > self.caps.bytes) {
+                // JSON quotes and separators take a few bytes a value.
+                let share = (self.caps.bytes / (whole.len() + 1)).saturating_sub(4);
+                (row, cut) = cut_row(whole, share);
+                size = row_size(&row);
+            }
+            if self.bytes + size > self.caps.bytes {
                 self.truncated = true;
                 return Err(EnoughRows::error());
             }
             self.bytes += size;
+            self.values_cut += cut;
             self.rows.push(row);
         }
         Ok(())
@@ -201,6 +222,17 @@ impl<'c> ResultSink<'c> {
             ));
         } else {
             text.push_str(&format!("({n} {noun})\n"));
+        }
+        if self.values_cut > 0 {
+            let values = if self.values_cut == 1 {
+                "value was"
+            } else {
+                "values were"
+            };
+            text.push_str(&format!(
+                "({} {values} too long for the size limit and cut: each ends with …(its whole size); select a part of it, e.g. substr(col, 1, 1000), to read more)\n",
+                self.values_cut
+            ));
         }
         text
     }
@@ -269,6 +301,7 @@ impl EventSink for ResultSink<'_> {
                 self.columns.clear();
                 self.rows.clear();
                 self.bytes = 0;
+                self.values_cut = 0;
                 self.truncated = false;
                 self.finished = None;
             }
@@ -295,6 +328,11 @@ impl EventSink for ResultSink<'_> {
         }
         Ok(())
     }
+}
+
+/// The bytes a row takes in the result (as JSON, with a separator).
+fn row_size(row: &[Value]) -> usize {
+    row_json(row).to_string().len() + 1
 }
 
 /// A row as JSON values.
@@ -347,187 +385,5 @@ fn decimal_json(d: &str) -> Json {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-    use crate::agent::Confirmation;
-
-    fn cols() -> Vec<Column> {
-        vec![Column::new("name", "TEXT"), Column::new("n", "INTEGER")]
-    }
-
-    fn rows(n: usize) -> Vec<Vec<Value>> {
-        (0..n)
-            .map(|i| vec![Value::Text(format!("r{i}")), Value::Int(i as i64)])
-            .collect()
-    }
-
-    fn finished(sink: &mut ResultSink<'_>, rows: u64) {
-        sink.event(Event::QueryFinished {
-            rows,
-            elapsed: Duration::from_millis(7),
-            changed: false,
-            more: false,
-        })
-        .unwrap();
-    }
-
-    #[test]
-    fn rows_beyond_the_row_cap_stop_the_statement() {
-        let mut consent = Fixed(Decision::Yes);
-        let mut sink = ResultSink::new(
-            Caps {
-                rows: 3,
-                bytes: 1 << 20,
-            },
-            &mut consent,
-        );
-        sink.event(Event::Columns(cols())).unwrap();
-        let e = sink.event(Event::Rows(rows(5))).unwrap_err();
-        assert!(EnoughRows::is(&e));
-        finished(&mut sink, 5);
-        assert_eq!(sink.rows.len(), 3);
-        let s = serde_json::to_value(sink.structured()).unwrap();
-        assert_eq!(s["row_count"], 3);
-        assert_eq!(s["truncated"], true);
-        assert_eq!(s["rows"][2], json!(["r2", 2]));
-        assert_eq!(s["columns"][1], json!({"name": "n", "type": "INTEGER"}));
-        let text = sink.table_text();
-        assert!(
-            text.starts_with("| name | n |\n| --- | ---: |\n| r0 | 0 |\n"),
-            "{text}"
-        );
-        assert!(
-            text.contains("(3 rows shown; the result has more"),
-            "{text}"
-        );
-    }
-
-    #[test]
-    fn exactly_the_cap_is_not_truncated_and_bytes_cap_too() {
-        let mut consent = Fixed(Decision::Yes);
-        let mut sink = ResultSink::new(
-            Caps {
-                rows: 3,
-                bytes: 1 << 20,
-            },
-            &mut consent,
-        );
-        sink.event(Event::Columns(cols())).unwrap();
-        sink.event(Event::Rows(rows(3))).unwrap();
-        finished(&mut sink, 3);
-        assert!(!sink.truncated);
-        assert!(sink.table_text().ends_with("(3 rows)\n"));
-
-        let mut consent = Fixed(Decision::Yes);
-        // Each row is `["rN",N]` plus a separator: 10 bytes.
-        let mut sink = ResultSink::new(
-            Caps {
-                rows: 100,
-                bytes: 25,
-            },
-            &mut consent,
-        );
-        sink.event(Event::Columns(cols())).unwrap();
-        assert!(sink.event(Event::Rows(rows(5))).is_err());
-        assert_eq!(sink.rows.len(), 2);
-        assert!(sink.truncated);
-    }
-
-    #[test]
-    fn the_markdown_text_cuts_long_values_and_the_structured_rows_keep_them() {
-        let mut consent = Fixed(Decision::Yes);
-        let caps = Caps {
-            rows: 10,
-            bytes: 1 << 20,
-        };
-        let mut sink = ResultSink::new(caps, &mut consent);
-        let long = "x".repeat(150);
-        sink.event(Event::Columns(cols())).unwrap();
-        sink.event(Event::Rows(vec![vec![
-            Value::Text(long.clone()),
-            Value::Int(1),
-        ]]))
-        .unwrap();
-        finished(&mut sink, 1);
-        let cut = format!("| {}… | 1 |", "x".repeat(99));
-        assert!(sink.table_text().contains(&cut), "{}", sink.table_text());
-        assert_eq!(sink.structured().rows[0][0], json!(long));
-    }
-
-    #[test]
-    fn a_fix_starts_the_result_over() {
-        let mut consent = Fixed(Decision::Yes);
-        let caps = Caps {
-            rows: 10,
-            bytes: 1 << 20,
-        };
-        let mut sink = ResultSink::new(caps, &mut consent);
-        sink.event(Event::QueryStarted { sql: "bad".into() })
-            .unwrap();
-        sink.event(Event::Columns(cols())).unwrap();
-        sink.event(Event::Rows(rows(2))).unwrap();
-        sink.event(Event::QueryStarted { sql: "good".into() })
-            .unwrap();
-        sink.event(Event::Columns(vec![Column::new("x", "")]))
-            .unwrap();
-        sink.event(Event::Rows(vec![vec![Value::Int(1)]])).unwrap();
-        finished(&mut sink, 1);
-        assert_eq!(sink.sql.as_deref(), Some("good"));
-        assert_eq!(sink.structured().rows, [[json!(1)]]);
-    }
-
-    #[test]
-    fn confirmations_go_to_the_consent() {
-        for (decision, yes) in [
-            (Decision::Yes, true),
-            (Decision::No("the client declined".into()), false),
-            (Decision::AskNextRound, false),
-        ] {
-            let mut consent = Fixed(decision.clone());
-            let caps = Caps { rows: 1, bytes: 1 };
-            let mut sink = ResultSink::new(caps, &mut consent);
-            let (c, pending) = Confirmation::new(
-                ConfirmKind::Write,
-                "Run this statement?",
-                Some("DELETE FROM t".into()),
-            );
-            sink.event(Event::Confirm(c)).unwrap();
-            assert_eq!(pending.wait(&crate::cancel::CancelToken::new()), Some(yes));
-            match decision {
-                Decision::No(why) => assert_eq!(sink.declined, Some(why)),
-                Decision::AskNextRound => {
-                    assert_eq!(sink.ask_next_round.as_deref(), Some("DELETE FROM t"))
-                }
-                Decision::Yes => assert!(sink.declined.is_none()),
-            }
-        }
-    }
-
-    #[test]
-    fn values_keep_their_types() {
-        assert_eq!(value_json(&Value::Int(-3)), json!(-3));
-        assert_eq!(value_json(&Value::Float(0.5)), json!(0.5));
-        assert_eq!(value_json(&Value::Float(f64::NAN)), Json::Null);
-        assert_eq!(value_json(&Value::Decimal("12.50".into())), json!(12.5));
-        assert_eq!(
-            value_json(&Value::Decimal("12345678901234567890.0123456789".into())),
-            json!("12345678901234567890.0123456789")
-        );
-        assert_eq!(
-            value_json(&Value::BigInt(170141183460469231731687303715884105727)),
-            json!("170141183460469231731687303715884105727")
-        );
-        assert_eq!(
-            value_json(&Value::BigInt(u64::MAX as i128)),
-            json!(u64::MAX)
-        );
-        assert_eq!(
-            value_json(&Value::Json("{\"a\":[1]}".into())),
-            json!({"a": [1]})
-        );
-        assert_eq!(value_json(&Value::Null), Json::Null);
-        assert_eq!(value_json(&Value::Bool(true)), json!(true));
-        let d = chrono::NaiveDate::from_ymd_opt(2024, 2, 29).unwrap();
-        assert_eq!(value_json(&Value::Date(d)), json!("2024-02-29"));
-    }
-}
+#[path = "result_tests.rs"]
+mod tests;

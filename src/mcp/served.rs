@@ -1,10 +1,12 @@
 //! The sources an MCP server serves, by name: resolved when the server
 //! starts, opened on first use (a saved server that is down must not stop
-//! the others), then kept open. Each has one connection, shared by the calls
-//! on it one statement at a time ([`SharedSource`]); calls on different
-//! sources run side by side. Never prints; errors are lines for the client.
+//! the others), then kept open. Each has its connections, shared by the
+//! calls on it one statement per connection ([`SharedSource`]): one for most
+//! engines, up to the server's concurrent calls for a read-only SQLite
+//! file; calls on different sources run side by side. Never prints; errors
+//! are lines for the client.
 
-use std::sync::{Arc, Mutex, MutexGuard};
+use std::sync::{Arc, Condvar, Mutex, MutexGuard};
 use std::time::Duration;
 
 use crate::agent::SourceOpener;
@@ -29,6 +31,8 @@ pub struct Entry {
     arg: String,
     opener: Mutex<Box<dyn SourceOpener>>,
     open: Mutex<Option<Arc<OpenSource>>>,
+    /// Connections to open, where the engine allows more than one.
+    connections: usize,
 }
 
 /// An opened source: its shared connection and catalog.
@@ -67,7 +71,15 @@ impl Entry {
             arg,
             opener: Mutex::new(opener),
             open: Mutex::new(None),
+            connections: 1,
         }
+    }
+
+    /// Opens up to `n` connections to the source, where its engine allows
+    /// more than one, so that `n` statements can run on it at once.
+    pub fn with_connections(mut self, n: usize) -> Self {
+        self.connections = n.max(1);
+        self
     }
 
     /// Why the source cannot be used, if it cannot.
@@ -95,7 +107,7 @@ impl Entry {
         let mut described = opened.catalog.clone();
         opened.notes.attach(&mut described);
         let o = Arc::new(OpenSource {
-            source: SharedSource::new(opened.source),
+            source: SharedSource::new(opened.source, self.connections),
             catalog: Arc::new(opened.catalog),
             described: Arc::new(described),
             guard: opened.guard,
@@ -167,49 +179,85 @@ impl Served {
 }
 
 /// How long a statement waits for its source's connection between looks
-/// at its cancel token.
+/// at its cancel token (a statement that ends wakes the waiting ones at once).
 const WAIT_STEP: Duration = Duration::from_millis(20);
 
-/// One connection shared by the calls on a source: each method takes it
-/// for the time it runs, so statements on one source run one at a time. A
-/// statement waiting for it still answers its cancel token.
+/// A source's connections, shared by the calls on it: a statement takes a
+/// free one for the time it runs, so statements on one source run one per
+/// connection. A statement waiting for one still answers its cancel token.
 pub struct SharedSource {
-    inner: Arc<Mutex<Box<dyn DataSource>>>,
+    /// The first one answers everything but statements (the catalog, the
+    /// fingerprint); any free one runs a statement or reads one.
+    conns: Arc<Vec<Mutex<Box<dyn DataSource>>>>,
+    /// Rung when a statement gives its connection back.
+    freed: Arc<(Mutex<()>, Condvar)>,
     kind: EngineKind,
     dialect: Dialect,
     refuses_writes: Option<&'static str>,
 }
 
 impl SharedSource {
-    pub fn new(source: Box<dyn DataSource>) -> Self {
+    /// `source`, and as many more connections as its engine gives, up to
+    /// `connections` in all.
+    pub fn new(source: Box<dyn DataSource>, connections: usize) -> Self {
+        let mut conns = Vec::with_capacity(connections.max(1));
+        for _ in 1..connections {
+            match source.another() {
+                Some(more) => conns.push(Mutex::new(more)),
+                None => break,
+            }
+        }
         SharedSource {
             kind: source.kind(),
             dialect: source.dialect(),
             refuses_writes: source.refuses_writes(),
-            inner: Arc::new(Mutex::new(source)),
+            conns: Arc::new(std::iter::once(Mutex::new(source)).chain(conns).collect()),
+            freed: Arc::new((Mutex::new(()), Condvar::new())),
         }
     }
 
-    /// Another handle on the same connection, for a conversation to own.
+    /// Another handle on the same connections, for a conversation to own.
     pub fn handle(&self) -> Box<dyn DataSource> {
         Box::new(SharedSource {
-            inner: Arc::clone(&self.inner),
+            conns: Arc::clone(&self.conns),
+            freed: Arc::clone(&self.freed),
             kind: self.kind,
             dialect: self.dialect,
             refuses_writes: self.refuses_writes,
         })
     }
 
-    /// The connection, once free; `None` when `cancel` fires first.
+    /// A free connection, once there is one; `None` when `cancel` fires first.
     fn wait(&self, cancel: &CancelToken) -> Option<MutexGuard<'_, Box<dyn DataSource>>> {
+        let (bell, freed) = &*self.freed;
         loop {
-            match self.inner.try_lock() {
-                Ok(guard) => return Some(guard),
-                Err(std::sync::TryLockError::Poisoned(p)) => return Some(p.into_inner()),
-                Err(std::sync::TryLockError::WouldBlock) if cancel.is_cancelled() => return None,
-                Err(std::sync::TryLockError::WouldBlock) => std::thread::sleep(WAIT_STEP),
+            // Looked at with the bell held: a statement that ends in between
+            // rings it only once this one waits, so no wake-up is lost.
+            let held = lock(bell);
+            for conn in self.conns.iter() {
+                match conn.try_lock() {
+                    Ok(guard) => return Some(guard),
+                    Err(std::sync::TryLockError::Poisoned(p)) => return Some(p.into_inner()),
+                    Err(std::sync::TryLockError::WouldBlock) => {}
+                }
             }
+            if cancel.is_cancelled() {
+                return None;
+            }
+            let _ = freed.wait_timeout(held, WAIT_STEP);
         }
+    }
+
+    /// The first connection, for what is asked of the source as a whole.
+    fn first(&self) -> MutexGuard<'_, Box<dyn DataSource>> {
+        lock(&self.conns[0])
+    }
+
+    /// Wakes the statements waiting for a connection.
+    fn ring(&self) {
+        let (bell, freed) = &*self.freed;
+        let _held = lock(bell);
+        freed.notify_all();
     }
 }
 
@@ -223,7 +271,7 @@ impl DataSource for SharedSource {
     }
 
     fn introspect(&self) -> Result<Catalog, SourceError> {
-        lock(&self.inner).introspect()
+        self.first().introspect()
     }
 
     fn execute(
@@ -232,26 +280,33 @@ impl DataSource for SharedSource {
         sink: &mut dyn RowSink,
         cancel: &CancelToken,
     ) -> Result<QueryStats, ExecError> {
-        match self.wait(cancel) {
-            Some(source) => source.execute(sql, sink, cancel),
-            None => Err(ExecError::Cancelled),
-        }
+        let Some(source) = self.wait(cancel) else {
+            return Err(ExecError::Cancelled);
+        };
+        let result = source.execute(sql, sink, cancel);
+        drop(source);
+        self.ring();
+        result
     }
 
     fn read_statement(&self, sql: &str) -> Option<Result<crate::safety::EngineReading, String>> {
-        lock(&self.inner).read_statement(sql)
+        let source = self.wait(&CancelToken::new())?;
+        let reading = source.read_statement(sql);
+        drop(source);
+        self.ring();
+        reading
     }
 
     fn warnings(&self) -> Vec<String> {
-        lock(&self.inner).warnings()
+        self.first().warnings()
     }
 
     fn fingerprint(&self) -> Option<String> {
-        lock(&self.inner).fingerprint()
+        self.first().fingerprint()
     }
 
     fn fingerprint_since(&self, cached: Option<&str>) -> Option<crate::source::Since> {
-        lock(&self.inner).fingerprint_since(cached)
+        self.first().fingerprint_since(cached)
     }
 
     fn refuses_writes(&self) -> Option<&'static str> {
@@ -259,7 +314,7 @@ impl DataSource for SharedSource {
     }
 
     fn server_status(&self) -> Option<ServerStatus> {
-        lock(&self.inner).server_status()
+        self.first().server_status()
     }
 }
 
@@ -267,4 +322,68 @@ impl DataSource for SharedSource {
 /// the data unusable here.
 fn lock<T: ?Sized>(m: &Mutex<T>) -> MutexGuard<'_, T> {
     m.lock().unwrap_or_else(|p| p.into_inner())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::source::{self, Column, OpenOptions, SourceSpec, Value};
+
+    struct Count(u64);
+
+    impl RowSink for Count {
+        fn columns(&mut self, _: &[Column]) -> std::io::Result<()> {
+            Ok(())
+        }
+        fn row(&mut self, _: &[Value]) -> std::io::Result<()> {
+            self.0 += 1;
+            Ok(())
+        }
+    }
+
+    fn shop(dir: &std::path::Path) -> std::path::PathBuf {
+        let path = dir.join("shop.db");
+        let conn = rusqlite::Connection::open(&path).unwrap();
+        conn.execute_batch("CREATE TABLE t (id INTEGER); INSERT INTO t VALUES (1), (2);")
+            .unwrap();
+        path
+    }
+
+    #[test]
+    fn a_read_only_sqlite_file_runs_statements_side_by_side() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = shop(dir.path());
+        let open = |allow_write| {
+            let options = OpenOptions {
+                allow_write,
+                ..OpenOptions::default()
+            };
+            source::open(&SourceSpec::Sqlite(path.clone()), options).unwrap()
+        };
+        let shared = SharedSource::new(open(false), 3);
+        assert_eq!(shared.conns.len(), 3);
+        // One connection busy: a statement still runs on another (with one
+        // connection it would wait until the watchdog cancels it).
+        let busy = shared.wait(&CancelToken::new()).unwrap();
+        let cancel = CancelToken::new();
+        let (done, finished) = std::sync::mpsc::channel::<()>();
+        let watchdog = {
+            let cancel = cancel.clone();
+            std::thread::spawn(move || {
+                if finished.recv_timeout(Duration::from_secs(5)).is_err() {
+                    cancel.cancel();
+                }
+            })
+        };
+        let mut rows = Count(0);
+        let sql = CheckedSql::unchecked_read_for_tests("SELECT id FROM t");
+        assert!(shared.execute(&sql, &mut rows, &cancel).is_ok());
+        assert_eq!(rows.0, 2);
+        assert!(!cancel.is_cancelled());
+        done.send(()).unwrap();
+        drop(busy);
+        watchdog.join().unwrap();
+        // Writers share one connection.
+        assert_eq!(SharedSource::new(open(true), 3).conns.len(), 1);
+    }
 }

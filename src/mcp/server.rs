@@ -1,8 +1,8 @@
 //! The protocol side of `aiq mcp`: an rmcp [`ServerHandler`] over the
 //! [`Tools`]. Each call runs on a blocking thread under its own
 //! [`CancelToken`] — cancelled by `notifications/cancelled`, by the per-call
-//! timeout, or when the client goes away — within the concurrent-call limit,
-//! and is written to the audit log. A write asks the client (see
+//! timeout, or when the client goes away — once the [`CallQueue`] gives it
+//! a turn, and is written to the audit log with the time it waited. A write asks the client (see
 //! [`super::consent`]). Whatever happens inside a call ends as a tool error;
 //! the server goes on.
 
@@ -11,6 +11,11 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
+use super::audit::{AuditLog, Record};
+use super::consent::{confirm_params, statement_key, ConsentPlan, CONFIRM_KEY};
+use super::queue::{CallQueue, QueueLimits};
+use super::tools::{Reply, Tools};
+use crate::cancel::CancelToken;
 use rmcp::model::{
     CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock, ElicitRequest,
     Implementation, InputRequest, InputRequests, InputRequiredResult, JsonObject,
@@ -20,20 +25,14 @@ use rmcp::model::{
 };
 use rmcp::service::RequestContext;
 use rmcp::{ErrorData, RoleServer, ServerHandler};
-use tokio::sync::Semaphore;
-
-use super::audit::{AuditLog, Record};
-use super::consent::{confirm_params, statement_key, ConsentPlan, CONFIRM_KEY};
-use super::tools::{Reply, Tools};
-use crate::cancel::CancelToken;
 
 /// Limits on calls.
 #[derive(Debug, Clone, Copy)]
 pub struct Limits {
     /// A call running longer is stopped.
     pub timeout: Duration,
-    /// Calls running at once.
-    pub concurrent: usize,
+    /// Calls running at once, and how many may wait for how long.
+    pub queue: QueueLimits,
 }
 
 /// What a call asked for, for the audit log.
@@ -55,6 +54,18 @@ impl Asked {
     }
 }
 
+/// A call's place among those in flight; dropping it takes the call off.
+struct Listed {
+    inflight: Arc<InFlight>,
+    id: u64,
+}
+
+impl Drop for Listed {
+    fn drop(&mut self) {
+        self.inflight.remove(self.id);
+    }
+}
+
 /// The tokens of the calls in flight, so that all of them can be stopped
 /// when the client goes away.
 #[derive(Default)]
@@ -64,12 +75,17 @@ pub struct InFlight {
 }
 
 impl InFlight {
-    fn add(&self, token: &CancelToken) -> u64 {
+    /// Lists a call until the returned guard is dropped (its work ended,
+    /// or its wait: a call whose session ends while it waits is dropped).
+    fn add(self: &Arc<Self>, token: &CancelToken) -> Listed {
         let id = self.next.fetch_add(1, Ordering::SeqCst);
         if let Ok(mut calls) = self.calls.lock() {
             calls.insert(id, token.clone());
         }
-        id
+        Listed {
+            inflight: Arc::clone(self),
+            id,
+        }
     }
 
     fn remove(&self, id: u64) {
@@ -89,7 +105,7 @@ impl InFlight {
         }
     }
 
-    /// How many calls are still running.
+    /// How many calls are still in flight (running, or waiting their turn).
     pub fn running(&self) -> usize {
         self.calls.lock().map(|c| c.len()).unwrap_or(0)
     }
@@ -98,7 +114,7 @@ impl InFlight {
 struct Shared {
     tools: Tools,
     limits: Limits,
-    slots: Arc<Semaphore>,
+    queue: CallQueue,
     audit: AuditLog,
     inflight: Arc<InFlight>,
 }
@@ -111,7 +127,7 @@ impl AiqServer {
     pub fn new(tools: Tools, limits: Limits, audit: AuditLog) -> Self {
         AiqServer(Arc::new(Shared {
             tools,
-            slots: Arc::new(Semaphore::new(limits.concurrent.max(1))),
+            queue: CallQueue::new(limits.queue),
             limits,
             audit,
             inflight: Arc::new(InFlight::default()),
@@ -123,8 +139,8 @@ impl AiqServer {
         Arc::clone(&self.0.inflight)
     }
 
-    /// Runs `work` on a blocking thread within the limits, cancelled by
-    /// `stop` or the timeout, and writes the audit record (with what the
+    /// Runs `work` on a blocking thread once the queue gives it a turn,
+    /// cancelled by `stop` or the timeout, and writes the audit record (with what the
     /// call asked for when it ended before saying what it did).
     async fn run_call(
         &self,
@@ -135,31 +151,29 @@ impl AiqServer {
     ) -> Reply {
         let at = chrono::Utc::now();
         let started = Instant::now();
-        let mut reply = self.limited(stop, work).await;
+        let (mut reply, waited) = self.limited(stop, work).await;
         if reply.source.is_none() {
             reply.source = asked.source;
         }
         if reply.sql.is_none() {
             reply.sql = asked.sql;
         }
-        let record = Record::of(at, tool, asked.question, &reply, started.elapsed());
+        let record = Record::of(at, tool, asked.question, &reply, started.elapsed()).waited(waited);
         self.0.audit.write(&record, at);
         reply
     }
 
+    /// Waits for a turn in the queue, then runs `work`; the reply and how
+    /// long the call waited.
     async fn limited(
         &self,
         stop: tokio_util::sync::CancellationToken,
         work: impl FnOnce(&Tools, &CancelToken) -> Reply + Send + 'static,
-    ) -> Reply {
-        let Ok(permit) = Arc::clone(&self.0.slots).try_acquire_owned() else {
-            return Reply::error(format!(
-                "busy: {} calls are running already (the server's limit, [mcp] max_concurrent); try again when one has finished",
-                self.0.limits.concurrent
-            ));
-        };
+    ) -> (Reply, Duration) {
         let token = CancelToken::new();
-        let id = self.0.inflight.add(&token);
+        // Waiting calls are in flight too: a client that goes away takes
+        // them out of the queue.
+        let listed = self.0.inflight.add(&token);
         // `notifications/cancelled` (or the end of the session) cancels the call.
         let bridge = {
             let token = token.clone();
@@ -168,19 +182,42 @@ impl AiqServer {
                 token.cancel();
             })
         };
+        let queued_at = Instant::now();
+        let reply = match self.0.queue.enter(&token).await {
+            Ok(turn) => {
+                let waited = turn.waited;
+                (self.run_turn(turn, listed, &token, work).await, waited)
+            }
+            Err(refused) => {
+                drop(listed);
+                (Reply::error(refused.message()), queued_at.elapsed())
+            }
+        };
+        bridge.abort();
+        reply
+    }
+
+    /// Runs `work` on a blocking thread under the call timeout; the turn
+    /// goes back to the queue when the work ends.
+    async fn run_turn(
+        &self,
+        turn: super::queue::Turn,
+        listed: Listed,
+        token: &CancelToken,
+        work: impl FnOnce(&Tools, &CancelToken) -> Reply + Send + 'static,
+    ) -> Reply {
         let shared = Arc::clone(&self.0);
         let call_token = token.clone();
         let task = tokio::task::spawn_blocking(move || {
             let reply = work(&shared.tools, &call_token);
-            shared.inflight.remove(id);
-            drop(permit);
+            drop(listed);
+            drop(turn);
             reply
         });
         let timeout = self.0.limits.timeout;
         let reply = match tokio::time::timeout(timeout, task).await {
             Ok(Ok(reply)) => reply,
             Ok(Err(e)) => {
-                self.0.inflight.remove(id);
                 tracing::error!("a tool call failed: {e}");
                 Reply::error("internal error: the call failed inside aiq (please report it, with the aiq -v log); the server goes on")
             }
@@ -192,7 +229,6 @@ impl AiqServer {
                 ))
             }
         };
-        bridge.abort();
         if token.is_cancelled() && !reply.is_error {
             return Reply::error("cancelled");
         }

@@ -5,7 +5,10 @@
 //! `access_mode=READ_ONLY`; data files are wrapped as views in a private
 //! database file that is then reopened read-only; external access is off
 //! except for the source's own files, extensions never install or load, and
-//! the configuration is locked so no statement can undo any of it.
+//! the configuration is locked so no statement can undo any of it. The
+//! memory ceiling (`[query] memory_limit`) is set before the lock, and the
+//! engine spills beyond it into aiq's private temporary folder, never next
+//! to the user's files.
 
 use std::path::Path;
 
@@ -40,8 +43,11 @@ pub(crate) struct DuckDbSource {
     conn: std::cell::RefCell<Connection>,
     /// How to open the connection again.
     reopen: Reopen,
-    /// Held for its `Drop`: removes the private folder.
+    /// Held for its `Drop`: removes the private folder of views built
+    /// without a cache.
     _views_dir: Option<ViewsDir>,
+    /// Where DuckDB spills (`[query] memory_limit`): a private folder.
+    spill_dir: Option<ViewsDir>,
     options: OpenOptions,
     /// Data files that were skipped, and why.
     warnings: Vec<String>,
@@ -104,13 +110,112 @@ impl Drop for ViewsDir {
     }
 }
 
+/// The engine's memory ceiling and the private folder it spills into.
+#[derive(Debug, Clone)]
+struct Memory {
+    /// DuckDB's `memory_limit` as DuckDB reads it (`"2GB"`); `None` keeps
+    /// DuckDB's own.
+    limit: Option<String>,
+    spill: std::path::PathBuf,
+}
+
+impl Memory {
+    /// `[query] memory_limit` (a size, or a share of the machine's memory
+    /// like `"25%"`) for a source that spills into `spill`.
+    fn new(options: &OpenOptions, spill: &Path) -> Result<Memory, SourceError> {
+        let limit = match options.memory_limit.as_deref().map(str::trim) {
+            None | Some("") => None,
+            Some(text) => Some(engine_size(text).map_err(|why| {
+                SourceError(format!(
+                    "[query] memory_limit = {text:?} is not a size DuckDB reads: {why}; give one like \"2GB\" or \"25%\""
+                ))
+            })?),
+        };
+        Ok(Memory {
+            limit,
+            spill: spill.to_path_buf(),
+        })
+    }
+}
+
+/// A memory ceiling as DuckDB reads it: a share of the machine (`"25%"`)
+/// becomes that share of the memory DuckDB sees (its default ceiling is
+/// 80% of it, cgroup limits included); a size stays as it is.
+fn engine_size(text: &str) -> Result<String, String> {
+    let Some(share) = text.strip_suffix('%') else {
+        return Ok(text.to_string());
+    };
+    let share: f64 = share
+        .trim()
+        .parse()
+        .ok()
+        .filter(|p: &f64| *p > 0.0 && *p <= 100.0)
+        .ok_or_else(|| "a share of the memory is between 0% and 100%".to_string())?;
+    let seen = machine_memory()?;
+    Ok(format!(
+        "{}KB",
+        (seen * share / 100.0 / 1000.0).max(1.0) as u64
+    ))
+}
+
+/// The memory DuckDB sees, in bytes: its default ceiling over 0.8.
+fn machine_memory() -> Result<f64, String> {
+    static SEEN: std::sync::OnceLock<Result<f64, String>> = std::sync::OnceLock::new();
+    SEEN.get_or_init(|| {
+        let conn = Connection::open_in_memory().map_err(|e| e.to_string())?;
+        let text: String = conn
+            .query_row("SELECT current_setting('memory_limit')", [], |r| r.get(0))
+            .map_err(|e| e.to_string())?;
+        parse_size(&text)
+            .map(|bytes| bytes / 0.8)
+            .ok_or_else(|| format!("DuckDB's default memory limit reads {text:?}"))
+    })
+    .clone()
+}
+
+/// `"19.3 GiB"` (how DuckDB shows a size) in bytes.
+fn parse_size(text: &str) -> Option<f64> {
+    let (number, unit) = text.trim().split_once(' ')?;
+    let number: f64 = number.parse().ok()?;
+    let scale = match unit.trim().to_ascii_lowercase().as_str() {
+        "bytes" | "byte" | "b" => 1.0,
+        "kib" => 1024.0,
+        "mib" => 1024.0 * 1024.0,
+        "gib" => 1024.0 * 1024.0 * 1024.0,
+        "tib" => 1024.0 * 1024.0 * 1024.0 * 1024.0,
+        "kb" => 1e3,
+        "mb" => 1e6,
+        "gb" => 1e9,
+        "tb" => 1e12,
+        _ => return None,
+    };
+    Some(number * scale)
+}
+
 /// Settings every DuckDB connection gets before any user statement.
-fn base_config(access: AccessMode) -> duckdb::Result<Config> {
-    Config::default()
+fn base_config(access: AccessMode, memory: &Memory) -> duckdb::Result<Config> {
+    let config = Config::default()
         .access_mode(access)?
         .enable_autoload_extension(false)?
         .with("autoinstall_known_extensions", "false")?
-        .with("allow_community_extensions", "false")
+        .with("allow_community_extensions", "false")?
+        .with("temp_directory", memory.spill.display().to_string())?;
+    match &memory.limit {
+        Some(limit) => config.with("memory_limit", limit),
+        None => Ok(config),
+    }
+}
+
+/// A connection could not be opened: a memory ceiling DuckDB does not
+/// read is named as such.
+fn open_error(what: &str, memory: &Memory, e: duckdb::Error) -> SourceError {
+    let text = e.to_string();
+    match &memory.limit {
+        Some(limit) if text.contains("memory") => SourceError(format!(
+            "cannot open {what}: [query] memory_limit = {limit:?} is not a size DuckDB reads ({text}); give one like \"2GB\" or \"25%\""
+        )),
+        _ => SourceError(format!("cannot open {what}: {text}")),
+    }
 }
 
 /// Turns off file access beyond `allowed` and locks the configuration.
@@ -143,6 +248,7 @@ enum Reopen {
         path: std::path::PathBuf,
         access: AccessMode,
         allowed: Allowed,
+        memory: Memory,
     },
     /// An in-memory database: its contents live only in the broken
     /// database, so it is not replaced.
@@ -156,13 +262,14 @@ impl Reopen {
                 path,
                 access,
                 allowed,
+                memory,
             } => {
                 let access = match access {
                     AccessMode::ReadOnly => AccessMode::ReadOnly,
                     AccessMode::ReadWrite => AccessMode::ReadWrite,
                     AccessMode::Automatic => AccessMode::Automatic,
                 };
-                let conn = Connection::open_with_flags(path, base_config(access)?)?;
+                let conn = Connection::open_with_flags(path, base_config(access, memory)?)?;
                 lock_down(&conn, allowed)?;
                 Ok(conn)
             }
@@ -213,9 +320,9 @@ impl DuckDbSource {
     }
 
     pub(crate) fn open_file(path: &Path, options: OpenOptions) -> Result<Self, SourceError> {
-        let fail = |e: duckdb::Error| {
-            SourceError(format!("cannot open {} as DuckDB: {}", path.display(), e))
-        };
+        let spill = ViewsDir::create()?;
+        let memory = Memory::new(&options, spill.path())?;
+        let what = format!("{} as DuckDB", path.display());
         let access = if options.allow_write {
             AccessMode::ReadWrite
         } else {
@@ -225,19 +332,25 @@ impl DuckDbSource {
             path: path.to_path_buf(),
             access,
             allowed: Allowed::default(),
+            memory: memory.clone(),
         };
-        let conn = reopen.open().map_err(fail)?;
+        let conn = reopen.open().map_err(|e| open_error(&what, &memory, e))?;
         let mut source = Self::new(conn, reopen, None, options)?;
+        source.spill_dir = Some(spill);
         source.files = vec![path.to_path_buf()];
         Ok(source)
     }
 
     pub(crate) fn open_memory(options: OpenOptions) -> Result<Self, SourceError> {
-        let fail = |e: duckdb::Error| SourceError(format!("cannot open an in-memory DuckDB: {e}"));
-        let config = base_config(AccessMode::Automatic).map_err(fail)?;
+        let spill = ViewsDir::create()?;
+        let memory = Memory::new(&options, spill.path())?;
+        let fail = |e: duckdb::Error| open_error("an in-memory DuckDB", &memory, e);
+        let config = base_config(AccessMode::Automatic, &memory).map_err(fail)?;
         let conn = Connection::open_in_memory_with_flags(config).map_err(fail)?;
         lock_down(&conn, &Allowed::default()).map_err(fail)?;
-        Self::new(conn, Reopen::Memory, None, options)
+        let mut source = Self::new(conn, Reopen::Memory, None, options)?;
+        source.spill_dir = Some(spill);
+        Ok(source)
     }
 
     /// Each file becomes a view named after its stem, each dataset one view
@@ -253,6 +366,8 @@ impl DuckDbSource {
         options: OpenOptions,
     ) -> Result<Self, SourceError> {
         crate::cleanup::remove_stale_views();
+        let spill = ViewsDir::create()?;
+        let memory = Memory::new(&options, spill.path())?;
         let cache = options
             .cache
             .clone()
@@ -271,7 +386,7 @@ impl DuckDbSource {
                                 .map(|d| d.as_nanos())
                                 .unwrap_or(0)
                         ));
-                        let built = build_views(&building, files)?;
+                        let built = build_views(&building, files, &memory)?;
                         private_file(&building);
                         match duckdb_views::keep(&building, &built, &target, &prefix) {
                             Ok(()) => (target, None, built),
@@ -286,7 +401,7 @@ impl DuckDbSource {
             None => {
                 let views = ViewsDir::create()?;
                 let db_path = views.path().join("views.duckdb");
-                let built = build_views(&db_path, files)?;
+                let built = build_views(&db_path, files, &memory)?;
                 views.make_private(&db_path);
                 (db_path, Some(views), built)
             }
@@ -306,11 +421,13 @@ impl DuckDbSource {
             path: db_path,
             access: AccessMode::ReadOnly,
             allowed: built.allowed,
+            memory: memory.clone(),
         };
         let conn = reopen
             .open()
-            .map_err(|e| SourceError(format!("cannot open the data files: {e}")))?;
+            .map_err(|e| open_error("the data files", &memory, e))?;
         let mut source = Self::new(conn, reopen, views, options)?;
+        source.spill_dir = Some(spill);
         source.data_fingerprint = Some(duckdb_views::fingerprint(files));
         source.warnings = links_out
             .iter()
@@ -331,12 +448,31 @@ impl DuckDbSource {
             conn: std::cell::RefCell::new(conn),
             reopen,
             _views_dir: views_dir,
+            spill_dir: None,
             options,
             warnings: Vec::new(),
             files: Vec::new(),
             data_fingerprint: None,
             gate: DuckGate::open().map_err(SourceError)?,
         })
+    }
+
+    /// DuckDB's "Out of Memory Error" as what it means here: the query
+    /// needs more than the memory ceiling, and what to do about it.
+    fn out_of_memory(&self, e: ExecError) -> ExecError {
+        match e {
+            ExecError::Engine(text) if text.starts_with("Out of Memory Error") => {
+                let first = text.lines().next().unwrap_or_default();
+                let limit = match &self.options.memory_limit {
+                    Some(limit) => format!("{limit}, [query] memory_limit"),
+                    None => "DuckDB's default, 80% of the machine; see [query] memory_limit".into(),
+                };
+                ExecError::Engine(format!(
+                    "the query needs more memory than DuckDB may use ({limit}), even spilling to disk: {first} (narrow it — fewer rows or columns, an aggregate, LIMIT — or raise the limit)"
+                ))
+            }
+            other => other,
+        }
     }
 
     /// Refuses text that DuckDB's parser reads as anything but one
@@ -508,10 +644,12 @@ impl DataSource for DuckDbSource {
         // opened again.
         if let Err(ExecError::Engine(_)) = &result {
             if self.mend() && sql.access() == Access::Read && !watched.started {
-                return self.run_once(sql, watched.sink, cancel);
+                return self
+                    .run_once(sql, watched.sink, cancel)
+                    .map_err(|e| self.out_of_memory(e));
             }
         }
-        result
+        result.map_err(|e| self.out_of_memory(e))
     }
 }
 
@@ -532,9 +670,13 @@ impl RowSink for Watched<'_> {
 }
 
 /// Builds the views of `files` in a new database at `path`.
-fn build_views(path: &Path, files: &[DataFile]) -> Result<duckdb_views::Built, SourceError> {
-    let fail = |e: duckdb::Error| SourceError(format!("cannot set up the data files: {e}"));
-    let config = base_config(AccessMode::ReadWrite).map_err(fail)?;
+fn build_views(
+    path: &Path,
+    files: &[DataFile],
+    memory: &Memory,
+) -> Result<duckdb_views::Built, SourceError> {
+    let fail = |e: duckdb::Error| open_error("the data files", memory, e);
+    let config = base_config(AccessMode::ReadWrite, memory).map_err(fail)?;
     let conn = Connection::open_with_flags(path, config).map_err(fail)?;
     Ok(duckdb_views::build(&conn, files))
 }
@@ -822,6 +964,10 @@ fn qualified(schema: String, table: String) -> String {
         format!("{schema}.{table}")
     }
 }
+
+#[cfg(test)]
+#[path = "duckdb_memory_tests.rs"]
+mod memory_tests;
 
 #[cfg(test)]
 mod tests {

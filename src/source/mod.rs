@@ -82,6 +82,9 @@ pub struct OpenOptions {
     /// Where a data-file source keeps its views between runs
     /// (`$AIQ_HOME/cache/views`); `None`: built afresh each time.
     pub cache: Option<std::path::PathBuf>,
+    /// The engine's memory ceiling (`[query] memory_limit`; DuckDB only);
+    /// `None` keeps the engine's own.
+    pub memory_limit: Option<String>,
 }
 
 impl Default for OpenOptions {
@@ -90,6 +93,7 @@ impl Default for OpenOptions {
             allow_write: false,
             timeout: Duration::from_secs(30),
             cache: None,
+            memory_limit: None,
         }
     }
 }
@@ -242,6 +246,13 @@ pub trait DataSource: Send {
     /// For a database server: its version, and whether the session is
     /// confirmed read-only. `None` for files.
     fn server_status(&self) -> Option<ServerStatus> {
+        None
+    }
+
+    /// Another connection to the same source with the same settings, so
+    /// that statements can run side by side (a server answering many
+    /// clients); `None` where one connection must serve them all.
+    fn another(&self) -> Option<Box<dyn DataSource>> {
         None
     }
 }

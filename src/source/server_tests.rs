@@ -29,6 +29,7 @@ fn open_server(server: &servers::Server) -> Box<dyn super::DataSource> {
         allow_write: false,
         timeout: Duration::from_secs(20),
         cache: None,
+        memory_limit: None,
     };
     open(&spec, options).expect("open the server read-only")
 }

@@ -124,6 +124,21 @@ impl DataSource for SqliteSource {
         EngineKind::Sqlite
     }
 
+    /// Read-only connections only: readers of one SQLite file do not block
+    /// each other, writers would.
+    fn another(&self) -> Option<Box<dyn DataSource>> {
+        if self.options.allow_write {
+            return None;
+        }
+        match SqliteSource::open(&self.path, self.options.clone()) {
+            Ok(more) => Some(Box::new(more)),
+            Err(e) => {
+                tracing::warn!("one connection for {}: {e}", self.path.display());
+                None
+            }
+        }
+    }
+
     fn fingerprint(&self) -> Option<String> {
         let version: i64 = self
             .conn
@@ -886,6 +901,7 @@ mod tests {
             allow_write: false,
             timeout: Duration::from_millis(200),
             cache: None,
+            memory_limit: None,
         };
         let src = SqliteSource::open(&fixture(dir.path()), opts).unwrap();
         let r = run(

@@ -243,7 +243,8 @@ async def bad_calls(args):
 
 
 async def busy(args):
-    """Two slow calls at once with max_concurrent = 1: the second is busy."""
+    """Two slow calls at once with max_concurrent = 1 and max_queued = 0: the
+    second is refused as busy."""
     extra = {"source": args.source} if args.source else {}
     async with make_client(args) as client:
         results = {}
@@ -259,6 +260,52 @@ async def busy(args):
         say(results)
 
 
+async def parallel(args):
+    """`--calls N` run_query calls at once, `--spacing` seconds apart: call i
+    runs sql[i % len(sql)]. One client for all of them, or with
+    `--sessions` one client (session) each. With `--cancel K`, call K is
+    cancelled `--cancel-after` seconds after it was sent. One JSON line: the
+    results in call order (`null` for the cancelled one)."""
+    extra = {"source": args.source} if args.source else {}
+    results = [None] * args.calls
+    scopes = {}
+
+    async def one(client, i):
+        with anyio.CancelScope() as scope:
+            scopes[i] = scope
+            sql = args.sql[i % len(args.sql)]
+            r = await client.call_tool("run_query", {**extra, "sql": sql})
+            results[i] = result_json(r)
+
+    async def own_session(i):
+        async with make_client(args) as client:
+            await one(client, i)
+
+    async def cancel_later():
+        await anyio.sleep(args.spacing * args.cancel + args.cancel_after)
+        scopes[args.cancel].cancel()
+
+    if args.sessions:
+        async with anyio.create_task_group() as tg:
+            for i in range(args.calls):
+                tg.start_soon(own_session, i)
+                await anyio.sleep(args.spacing)
+    else:
+        async with make_client(args) as client:
+            async with anyio.create_task_group() as tg:
+                if args.cancel is not None:
+                    tg.start_soon(cancel_later)
+                for i in range(args.calls):
+                    tg.start_soon(one, client, i)
+                    await anyio.sleep(args.spacing)
+            after = None
+            if args.after:
+                after = result_json(await client.call_tool("run_query", {**extra, "sql": args.after}))
+        say({"results": results, "after": after})
+        return
+    say({"results": results})
+
+
 def main():
     p = argparse.ArgumentParser()
     p.add_argument("scenario")
@@ -270,6 +317,12 @@ def main():
     p.add_argument("--question")
     p.add_argument("--plan")
     p.add_argument("--answer", default="accept")
+    p.add_argument("--calls", type=int, default=8)
+    p.add_argument("--spacing", type=float, default=0.0)
+    p.add_argument("--sessions", action="store_true")
+    p.add_argument("--cancel", type=int)
+    p.add_argument("--cancel-after", type=float, default=0.5)
+    p.add_argument("--after")
     argv = sys.argv[1:]
     command = []
     if "--" in argv:

@@ -1,0 +1,327 @@
+//! `aiq mcp` under load, driven by the official MCP Python SDK
+//! (tests/mcp/driver.py): parallel calls beyond `[mcp] max_concurrent`
+//! wait their turn over stdio and over HTTP (with the bearer token) instead
+//! of being refused; the queue's bound, its wait limit and cancellation of
+//! a waiting call; the time waited in the audit log; a value too big for a
+//! result is cut, not its row; DuckDB's memory ceiling.
+
+mod common;
+
+use common::mcp::{self, audit_lines, driver, Era, HttpServer, Target};
+use common::Sandbox;
+use serde_json::{json, Value};
+
+/// Keeps SQLite busy for many seconds, until interrupted.
+const SLOW_SQLITE: &str = "WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM c WHERE x < 2000000000) SELECT count(*) FROM c";
+
+/// Keeps SQLite busy for a moment, then answers 200000.
+const BRIEF_SQLITE: &str = "WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM c WHERE x < 200000) SELECT count(*) AS n FROM c";
+
+/// The `parallel` scenario's results, in call order.
+fn results_of(out: &Value) -> &Vec<Value> {
+    out["results"].as_array().expect("results")
+}
+
+/// The audit lines of the calls that ran `sql`.
+fn audited(sb: &Sandbox, sql: &str) -> Vec<Value> {
+    audit_lines(&sb.home())
+        .into_iter()
+        .filter(|l| l["sql"] == sql)
+        .collect()
+}
+
+#[test]
+fn parallel_calls_beyond_the_limit_wait_their_turn_over_stdio() {
+    let Some(python) = mcp::python() else { return };
+    let sb = Sandbox::new();
+    sb.write_config("[mcp]\nmax_concurrent = 2\n");
+    let db = sb.shop_sqlite().display().to_string();
+    for era in Era::ALL {
+        let out = mcp::run(&mut driver(
+            &sb,
+            python,
+            "parallel",
+            era,
+            &["--calls", "8", "--sql", BRIEF_SQLITE],
+            Target::Stdio(&["mcp", &db]),
+        ));
+        let results = results_of(&out);
+        assert_eq!(results.len(), 8);
+        for r in results {
+            assert_eq!(r["is_error"], false, "{era:?}: {r}");
+            assert_eq!(r["structured"]["rows"], json!([[200000]]), "{r}");
+        }
+    }
+    // Every call is in the audit log; those beyond the two running ones
+    // say how long they waited.
+    let log = audited(&sb, BRIEF_SQLITE);
+    assert_eq!(log.len(), 16, "{log:?}");
+    assert!(log.iter().all(|l| l["error"].is_null()), "{log:?}");
+    let waited = log
+        .iter()
+        .filter(|l| l["waited_ms"].as_u64().unwrap() > 0)
+        .count();
+    assert!(waited >= 12, "{waited} of 16 waited: {log:?}");
+    for l in &log {
+        assert!(l["waited_ms"].as_u64().unwrap() <= l["ms"].as_u64().unwrap());
+    }
+}
+
+#[test]
+fn concurrent_http_sessions_beyond_the_limit_wait_their_turn() {
+    let Some(python) = mcp::python() else { return };
+    let sb = Sandbox::new();
+    sb.write_config("[mcp]\nmax_concurrent = 2\n");
+    let db = sb.shop_sqlite().display().to_string();
+    let http = HttpServer::start(&sb, &[&db]);
+    // Ten sessions at once, each with the bearer token.
+    let out = mcp::run(&mut driver(
+        &sb,
+        python,
+        "parallel",
+        Era::Legacy,
+        &["--calls", "10", "--sessions", "--sql", BRIEF_SQLITE],
+        Target::Http(&http.url),
+    ));
+    let results = results_of(&out);
+    assert_eq!(results.len(), 10);
+    for r in results {
+        assert_eq!(r["is_error"], false, "{r}");
+        assert_eq!(r["structured"]["rows"], json!([[200000]]), "{r}");
+    }
+    // And eight parallel calls in one session.
+    let out = mcp::run(&mut driver(
+        &sb,
+        python,
+        "parallel",
+        Era::Modern,
+        &["--calls", "8", "--sql", BRIEF_SQLITE],
+        Target::Http(&http.url),
+    ));
+    assert!(
+        results_of(&out).iter().all(|r| r["is_error"] == false),
+        "{out}"
+    );
+    assert_eq!(audited(&sb, BRIEF_SQLITE).len(), 18);
+}
+
+/// `max_concurrent = 1`, `max_queued = 1`: the slow call runs, the next
+/// one waits and then runs, the two after it find the queue full.
+fn check_full_queue(sb: &Sandbox, python: &std::path::Path, era: Era, target: Target<'_>) {
+    let out = mcp::run(&mut driver(
+        sb,
+        python,
+        "parallel",
+        era,
+        &[
+            "--calls",
+            "4",
+            "--spacing",
+            "0.3",
+            "--sql",
+            SLOW_SQLITE,
+            "--sql",
+            "SELECT 1 AS n",
+            "--sql",
+            "SELECT 2 AS n",
+            "--sql",
+            "SELECT 3 AS n",
+        ],
+        target,
+    ));
+    let r = results_of(&out);
+    assert_eq!(
+        r[0]["text"],
+        "stopped: the call ran longer than 2 s (the server's limit, [mcp] timeout_secs); narrow the query"
+    );
+    assert_eq!(r[1]["structured"]["rows"], json!([[1]]), "{out}");
+    let full = "busy: 1 calls are running and 1 are waiting already (the server's limits, [mcp] max_concurrent and [mcp] max_queued); try again when one has finished";
+    for refused in &r[2..] {
+        assert_eq!(refused["is_error"], true, "{refused}");
+        assert_eq!(refused["text"], full, "{refused}");
+    }
+}
+
+#[test]
+fn a_full_queue_refuses_as_busy_and_says_why() {
+    let Some(python) = mcp::python() else { return };
+    let sb = Sandbox::new();
+    sb.write_config("[mcp]\ntimeout_secs = 2\nmax_concurrent = 1\nmax_queued = 1\n");
+    let db = sb.shop_sqlite().display().to_string();
+    check_full_queue(&sb, python, Era::Legacy, Target::Stdio(&["mcp", &db]));
+    let http = HttpServer::start(&sb, &[&db]);
+    check_full_queue(&sb, python, Era::Modern, Target::Http(&http.url));
+    // The call that waited says how long: until the slow one was stopped.
+    let waited = audited(&sb, "SELECT 1 AS n");
+    assert_eq!(waited.len(), 2);
+    for l in &waited {
+        assert!(l["waited_ms"].as_u64().unwrap() >= 1000, "{l}");
+        assert!(l["error"].is_null(), "{l}");
+    }
+    let refused = audited(&sb, "SELECT 3 AS n");
+    assert_eq!(refused.len(), 2);
+    assert!(refused[0]["error"]
+        .as_str()
+        .unwrap()
+        .starts_with("busy: 1 calls are running and 1 are waiting"));
+}
+
+#[test]
+fn a_call_that_waits_too_long_is_refused_and_says_why() {
+    let Some(python) = mcp::python() else { return };
+    let sb = Sandbox::new();
+    sb.write_config("[mcp]\ntimeout_secs = 3\nmax_concurrent = 1\nqueue_timeout_secs = 1\n");
+    let db = sb.shop_sqlite().display().to_string();
+    let out = mcp::run(&mut driver(
+        &sb,
+        python,
+        "parallel",
+        Era::Legacy,
+        &[
+            "--calls",
+            "2",
+            "--spacing",
+            "0.3",
+            "--sql",
+            SLOW_SQLITE,
+            "--sql",
+            "SELECT 1 AS n",
+            "--after",
+            "SELECT 5 AS n",
+        ],
+        Target::Stdio(&["mcp", &db]),
+    ));
+    let r = results_of(&out);
+    assert_eq!(
+        r[1]["text"],
+        "busy: waited 1 s for one of the 1 running calls to finish (the server's limit, [mcp] queue_timeout_secs); try again later"
+    );
+    assert_eq!(
+        r[0]["text"],
+        "stopped: the call ran longer than 3 s (the server's limit, [mcp] timeout_secs); narrow the query"
+    );
+    assert_eq!(out["after"]["structured"]["rows"], json!([[5]]), "{out}");
+    let log = audited(&sb, "SELECT 1 AS n");
+    assert_eq!(log.len(), 1);
+    assert!(log[0]["waited_ms"].as_u64().unwrap() >= 1000, "{log:?}");
+}
+
+#[test]
+fn a_cancelled_waiting_call_leaves_the_queue() {
+    let Some(python) = mcp::python() else { return };
+    let sb = Sandbox::new();
+    sb.write_config("[mcp]\ntimeout_secs = 3\nmax_concurrent = 1\n");
+    let db = sb.shop_sqlite().display().to_string();
+    let out = mcp::run(&mut driver(
+        &sb,
+        python,
+        "parallel",
+        Era::Legacy,
+        &[
+            "--calls",
+            "2",
+            "--spacing",
+            "0.3",
+            "--cancel",
+            "1",
+            "--cancel-after",
+            "0.5",
+            "--sql",
+            SLOW_SQLITE,
+            "--sql",
+            "SELECT 7 AS n",
+            "--after",
+            "SELECT 8 AS n",
+        ],
+        Target::Stdio(&["mcp", &db]),
+    ));
+    let r = results_of(&out);
+    assert!(r[1].is_null(), "the cancelled call has no result: {out}");
+    assert_eq!(out["after"]["structured"]["rows"], json!([[8]]), "{out}");
+    // It left the queue when cancelled, long before the slow call ended,
+    // and never ran.
+    let log = audited(&sb, "SELECT 7 AS n");
+    assert_eq!(log.len(), 1, "{log:?}");
+    assert_eq!(log[0]["error"], "cancelled");
+    assert!(log[0]["rows"].is_null());
+    assert!(log[0]["ms"].as_u64().unwrap() < 2000, "{log:?}");
+}
+
+#[test]
+fn a_value_too_big_is_cut_and_its_row_is_shown() {
+    let Some(python) = mcp::python() else { return };
+    let sb = Sandbox::new();
+    let db = sb.shop_duckdb().display().to_string();
+    let sql = "SELECT repeat('x', 1000000) AS big, id FROM customers ORDER BY id LIMIT 2";
+    let out = mcp::run(&mut driver(
+        &sb,
+        python,
+        "basic",
+        Era::Legacy,
+        &["--sql", sql],
+        Target::Stdio(&["mcp", &db]),
+    ));
+    let q = &out["query0"];
+    assert_eq!(q["is_error"], false, "{q}");
+    let s = &q["structured"];
+    assert_eq!(s["row_count"], 2);
+    assert_eq!(s["truncated"], false);
+    assert_eq!(s["rows"][1][1], 2);
+    let big = s["rows"][0][0].as_str().unwrap();
+    assert!(big.starts_with("xxxxxxxx"), "{}", &big[..20]);
+    assert!(big.ends_with("…(1.0 MB)"), "{}", &big[big.len() - 20..]);
+    assert_eq!(big.len(), 256 * 1024 / 8);
+    let text = q["text"].as_str().unwrap();
+    assert!(
+        text.contains("…(1.0 MB) | 1 |\n"),
+        "{}",
+        &text[text.len() - 400..]
+    );
+    assert!(
+        text.contains("(2 rows)\n(2 values were too long for the size limit and cut"),
+        "{}",
+        &text[text.len() - 400..]
+    );
+}
+
+#[test]
+fn the_memory_ceiling_comes_from_the_config_and_a_query_beyond_it_fails_clearly() {
+    let Some(python) = mcp::python() else { return };
+    let sb = Sandbox::new();
+    sb.write_config("[query]\nmemory_limit = \"32MB\"\n");
+    let db = sb.shop_duckdb().display().to_string();
+    let hungry = "SELECT length(string_agg(md5(x::VARCHAR), ',')) AS n FROM range(5000000) t(x)";
+    let out = mcp::run(&mut driver(
+        &sb,
+        python,
+        "basic",
+        Era::Legacy,
+        &[
+            "--sql",
+            hungry,
+            "--sql",
+            "SELECT count(*) AS n FROM customers",
+        ],
+        Target::Stdio(&["mcp", &db]),
+    ));
+    let failed = &out["query0"];
+    assert_eq!(failed["is_error"], true, "{failed}");
+    assert!(
+        failed["text"].as_str().unwrap().contains(
+            "the query needs more memory than DuckDB may use (32MB, [query] memory_limit)"
+        ),
+        "{failed}"
+    );
+    // The source still answers.
+    assert_eq!(out["query1"]["structured"]["rows"], json!([[5]]), "{out}");
+    // The CLI reads the same setting.
+    let cli = sb.std_aiq().args([&db, "-e", hungry]).output().unwrap();
+    assert!(!cli.status.success());
+    let stderr = String::from_utf8_lossy(&cli.stderr);
+    assert!(
+        stderr.contains(
+            "the query needs more memory than DuckDB may use (32MB, [query] memory_limit)"
+        ),
+        "{stderr}"
+    );
+}

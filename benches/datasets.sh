@@ -32,6 +32,7 @@ for n in (10, 1000):
     for i in range(n):
         with open(f"{d}/t{i:04d}.csv", "w") as f:
             f.write("id,name,amount\n" + "".join(f"{j},n{j},{j * 1.5}\n" for j in range(20)))
+os.makedirs(f"{work}/lake")
 duckdb.connect().execute(
     f"COPY (SELECT i AS id, 2014 + i % 10 AS year, (i // 10) % 1000 AS region, i * 1.5 AS amount "
     f"FROM range(100000) t(i)) TO '{work}/lake/sales' (FORMAT parquet, PARTITION_BY (year, region))")

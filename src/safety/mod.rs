@@ -191,7 +191,7 @@ impl std::error::Error for Refusal {}
 /// policy allows it. For engines whose connection alone enforces read-only
 /// (PostgreSQL, MySQL); the others go through [`check_with_engine`].
 pub fn check(sql: &str, dialect: Dialect, policy: &Policy) -> Result<CheckedSql, Refusal> {
-    check_with_engine(sql, dialect, policy, |_| None)
+    gate(sql, dialect, policy, |_| None, false)
 }
 
 /// The gate with the engine's own reading (SPEC §4.2): `read` turns the
@@ -205,6 +205,18 @@ pub fn check_with_engine(
     policy: &Policy,
     read: impl FnOnce(&str) -> Option<Result<EngineReading, String>>,
 ) -> Result<CheckedSql, Refusal> {
+    gate(sql, dialect, policy, read, true)
+}
+
+/// The gate; `side_by_side`: the engine gives a reading, so a long
+/// statement is read by both at once.
+fn gate(
+    sql: &str,
+    dialect: Dialect,
+    policy: &Policy,
+    read: impl FnOnce(&str) -> Option<Result<EngineReading, String>>,
+    side_by_side: bool,
+) -> Result<CheckedSql, Refusal> {
     let text = sql
         .trim()
         .trim_end_matches(|c: char| c == ';' || c.is_whitespace());
@@ -214,7 +226,7 @@ pub fn check_with_engine(
     // sqlparser's reading and the engine's are independent: for a long
     // statement they run side by side (the engine's on this thread, which
     // owns its connection), so the gate costs the longer of the two.
-    let (first, reading) = if text.len() >= PARALLEL_FROM_BYTES {
+    let (first, reading) = if side_by_side && text.len() >= PARALLEL_FROM_BYTES {
         std::thread::scope(|scope| {
             // The main thread's stack size: sqlparser recurses on nesting.
             let first = std::thread::Builder::new()

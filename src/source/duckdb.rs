@@ -372,9 +372,11 @@ impl DuckDbSource {
             .cache
             .clone()
             .filter(|dir| crate::home::create_private_dir(dir).is_ok());
+        // Every file's size and time, read once.
+        let fingerprint = duckdb_views::fingerprint(files);
         let (db_path, views, built) = match cache {
             Some(cache) => {
-                let (target, prefix) = duckdb_views::cached_path(&cache, files);
+                let (target, prefix) = duckdb_views::cached_path(&cache, files, &fingerprint);
                 match duckdb_views::read_note(&target) {
                     Some(built) => (target, None, built),
                     None => {
@@ -428,7 +430,7 @@ impl DuckDbSource {
             .map_err(|e| open_error("the data files", &memory, e))?;
         let mut source = Self::new(conn, reopen, views, options)?;
         source.spill_dir = Some(spill);
-        source.data_fingerprint = Some(duckdb_views::fingerprint(files));
+        source.data_fingerprint = Some(fingerprint);
         source.warnings = links_out
             .iter()
             .map(|s| format!("skipped {s}"))

@@ -260,16 +260,20 @@ fn schemas_differ(conn: &Connection, file: &DataFile) -> bool {
     !matches!(distinct, Ok(n) if n <= 1)
 }
 
-/// Where a cached views database of `files` lives under `cache`, and the
-/// prefix every one of the same source shares.
-pub(crate) fn cached_path(cache: &Path, files: &[DataFile]) -> (PathBuf, String) {
+/// Where a cached views database of `files` (with their [`fingerprint`])
+/// lives under `cache`, and the prefix every one of the same source shares.
+pub(crate) fn cached_path(
+    cache: &Path,
+    files: &[DataFile],
+    fingerprint: &str,
+) -> (PathBuf, String) {
     let mut identity = Fnv::default();
     for file in files {
         identity.write(file.path.display().to_string().as_bytes());
         identity.write(b";");
     }
     let prefix = format!("{:016x}-", identity.0);
-    let name = format!("{prefix}{}.duckdb", fingerprint(files));
+    let name = format!("{prefix}{fingerprint}.duckdb");
     (cache.join(name), prefix)
 }
 

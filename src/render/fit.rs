@@ -30,6 +30,17 @@ pub fn cut(text: &str, max: usize) -> String {
     if text.width() <= max && text.chars().count() <= max {
         return text.to_string();
     }
+    // A value a size limit cut already (`xxxx…(1.0 MB)`) keeps its size.
+    if let Some(at) = text.rfind("…(") {
+        let marker = &text[at..];
+        let sized = marker.len() <= 16
+            && marker.ends_with("B)")
+            && marker["…(".len()..].starts_with(|c: char| c.is_ascii_digit());
+        if sized && marker.width() < max {
+            let head = cut(&text[..at], max - marker.width() + 1);
+            return format!("{}{marker}", head.trim_end_matches('…'));
+        }
+    }
     let mut out = String::new();
     let mut used = 0;
     for c in text.chars() {
@@ -180,6 +191,19 @@ mod tests {
             g.push(&values);
         }
         g
+    }
+
+    #[test]
+    fn a_value_cut_for_size_keeps_its_size() {
+        let long = format!("{}…(1.0 MB)", "x".repeat(300));
+        let shown = cut(&long, 20);
+        assert_eq!(shown, format!("{}…(1.0 MB)", "x".repeat(11)));
+        assert_eq!(shown.width(), 20);
+        assert_eq!(cut("short…(2 B)", 100), "short…(2 B)");
+        assert_eq!(
+            cut(&format!("{}…(x)", "y".repeat(30)), 10),
+            format!("{}…", "y".repeat(9))
+        );
     }
 
     #[test]

@@ -47,26 +47,10 @@ pub(crate) fn fingerprint(files: &[DataFile]) -> String {
     for file in files {
         hash.write(format!("{}={:?}:{};", file.table, file.kind, file.path.display()).as_bytes());
         for part in file.files() {
-            hash.write(stamp(part).as_bytes());
+            hash.write(super::file_stamp(part).as_bytes());
         }
     }
     format!("{:016x}{:016x}", hash.0, hash.1)
-}
-
-/// A file's path, size and modification time.
-fn stamp(path: &Path) -> String {
-    match std::fs::metadata(path) {
-        Ok(m) => {
-            let modified = m
-                .modified()
-                .ok()
-                .and_then(|t| t.duration_since(std::time::UNIX_EPOCH).ok())
-                .map(|d| d.as_nanos())
-                .unwrap_or(0);
-            format!("{}:{}:{modified};", path.display(), m.len())
-        }
-        Err(_) => format!("{}:-;", path.display()),
-    }
 }
 
 /// Two FNV-1a hashes with different offsets: a 128-bit key, stable across

@@ -316,22 +316,27 @@ impl SourceSpec {
 pub(crate) fn files_fingerprint(paths: &[std::path::PathBuf]) -> String {
     let mut out = String::new();
     for p in paths {
-        for file in [p.clone(), wal_of(p)] {
-            match std::fs::metadata(&file) {
-                Ok(m) => {
-                    let modified = m
-                        .modified()
-                        .ok()
-                        .and_then(|t| t.duration_since(std::time::UNIX_EPOCH).ok())
-                        .map(|d| d.as_nanos())
-                        .unwrap_or(0);
-                    out.push_str(&format!("{}:{}:{modified};", file.display(), m.len()));
-                }
-                Err(_) => out.push_str(&format!("{}:-;", file.display())),
-            }
-        }
+        out.push_str(&file_stamp(p));
+        out.push_str(&file_stamp(&wal_of(p)));
     }
     out
+}
+
+/// A file's path, size and modification time (`PATH:-;` when it is not
+/// there).
+pub(crate) fn file_stamp(file: &std::path::Path) -> String {
+    match std::fs::metadata(file) {
+        Ok(m) => {
+            let modified = m
+                .modified()
+                .ok()
+                .and_then(|t| t.duration_since(std::time::UNIX_EPOCH).ok())
+                .map(|d| d.as_nanos())
+                .unwrap_or(0);
+            format!("{}:{}:{modified};", file.display(), m.len())
+        }
+        Err(_) => format!("{}:-;", file.display()),
+    }
 }
 
 fn wal_of(p: &std::path::Path) -> std::path::PathBuf {

@@ -150,6 +150,11 @@ pub fn snapshot(dir: &Path) -> BTreeMap<PathBuf, Vec<u8>> {
     while let Some(d) = stack.pop() {
         for entry in fs::read_dir(&d).expect("read_dir") {
             let path = entry.expect("entry").path();
+            // aiq's own caches (catalogs, a folder's kept views) are not
+            // the user's files.
+            if path.ends_with(".aiqconfig/cache") {
+                continue;
+            }
             if path.is_dir() {
                 stack.push(path);
             } else {

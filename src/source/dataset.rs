@@ -72,10 +72,7 @@ pub fn walk(
                         }
                     }
                     Ok(_) => {
-                        skipped.push(format!(
-                            "{}: it links to a file outside the folder (aiq serves only the folder's own files)",
-                            path.display()
-                        ));
+                        skipped.push(link_out(&path));
                         continue;
                     }
                     Err(_) => continue,
@@ -91,6 +88,15 @@ pub fn walk(
     }
     out.sort_by(|a, b| a.0.cmp(&b.0));
     out
+}
+
+/// Why a link that leads out of the folder is skipped (its target is not
+/// named: it may be a secret).
+pub fn link_out(path: &Path) -> String {
+    format!(
+        "{}: it links to a file outside the folder (aiq serves only the folder's own files)",
+        path.display()
+    )
 }
 
 /// A dataset table named `table` of the files under `dir` (already listed
@@ -232,10 +238,7 @@ pub fn glob_files(
         };
         match fs::canonicalize(&path) {
             Ok(real) if real.starts_with(real_root) => out.push((real_root.join(rel), kind)),
-            Ok(_) => skipped.push(format!(
-                "{}: it links to a file outside the folder (aiq serves only the folder's own files)",
-                path.display()
-            )),
+            Ok(_) => skipped.push(link_out(&path)),
             Err(_) => {}
         }
     }

@@ -43,10 +43,9 @@ pub(crate) struct DuckDbSource {
     conn: std::cell::RefCell<Connection>,
     /// How to open the connection again.
     reopen: Reopen,
-    /// Held for its `Drop`: removes the private folder of views built
-    /// without a cache.
-    _views_dir: Option<ViewsDir>,
-    /// Where DuckDB spills (`[query] memory_limit`): a private folder.
+    /// Where DuckDB spills (`[query] memory_limit`): a private folder,
+    /// which also holds a data-file source's views when no cache keeps
+    /// them.
     spill_dir: Option<ViewsDir>,
     options: OpenOptions,
     /// Data files that were skipped, and why.
@@ -335,7 +334,7 @@ impl DuckDbSource {
             memory: memory.clone(),
         };
         let conn = reopen.open().map_err(|e| open_error(&what, &memory, e))?;
-        let mut source = Self::new(conn, reopen, None, options)?;
+        let mut source = Self::new(conn, reopen, options)?;
         source.spill_dir = Some(spill);
         source.files = vec![path.to_path_buf()];
         Ok(source)
@@ -348,7 +347,7 @@ impl DuckDbSource {
         let config = base_config(AccessMode::Automatic, &memory).map_err(fail)?;
         let conn = Connection::open_in_memory_with_flags(config).map_err(fail)?;
         lock_down(&conn, &Allowed::default()).map_err(fail)?;
-        let mut source = Self::new(conn, Reopen::Memory, None, options)?;
+        let mut source = Self::new(conn, Reopen::Memory, options)?;
         source.spill_dir = Some(spill);
         Ok(source)
     }
@@ -374,11 +373,11 @@ impl DuckDbSource {
             .filter(|dir| crate::home::create_private_dir(dir).is_ok());
         // Every file's size and time, read once.
         let fingerprint = duckdb_views::fingerprint(files);
-        let (db_path, views, built) = match cache {
+        let (db_path, built) = match cache {
             Some(cache) => {
                 let (target, prefix) = duckdb_views::cached_path(&cache, files, &fingerprint);
                 match duckdb_views::read_note(&target) {
-                    Some(built) => (target, None, built),
+                    Some(built) => (target, built),
                     None => {
                         let building = cache.join(format!(
                             ".building-{}-{}.duckdb",
@@ -391,21 +390,22 @@ impl DuckDbSource {
                         let built = build_views(&building, files, &memory)?;
                         private_file(&building);
                         match duckdb_views::keep(&building, &built, &target, &prefix) {
-                            Ok(()) => (target, None, built),
+                            Ok(()) => (target, built),
                             Err(e) => {
                                 tracing::warn!("{e}");
-                                (building, None, built)
+                                (building, built)
                             }
                         }
                     }
                 }
             }
+            // No cache: the views live in the private folder DuckDB
+            // spills into, removed with the source.
             None => {
-                let views = ViewsDir::create()?;
-                let db_path = views.path().join("views.duckdb");
+                let db_path = spill.path().join("views.duckdb");
                 let built = build_views(&db_path, files, &memory)?;
-                views.make_private(&db_path);
-                (db_path, Some(views), built)
+                spill.make_private(&db_path);
+                (db_path, built)
             }
         };
         if built.allowed.paths.is_empty() && built.allowed.dirs.is_empty() {
@@ -428,7 +428,7 @@ impl DuckDbSource {
         let conn = reopen
             .open()
             .map_err(|e| open_error("the data files", &memory, e))?;
-        let mut source = Self::new(conn, reopen, views, options)?;
+        let mut source = Self::new(conn, reopen, options)?;
         source.spill_dir = Some(spill);
         source.data_fingerprint = Some(fingerprint);
         source.warnings = links_out
@@ -440,16 +440,10 @@ impl DuckDbSource {
         Ok(source)
     }
 
-    fn new(
-        conn: Connection,
-        reopen: Reopen,
-        views_dir: Option<ViewsDir>,
-        options: OpenOptions,
-    ) -> Result<Self, SourceError> {
+    fn new(conn: Connection, reopen: Reopen, options: OpenOptions) -> Result<Self, SourceError> {
         Ok(DuckDbSource {
             conn: std::cell::RefCell::new(conn),
             reopen,
-            _views_dir: views_dir,
             spill_dir: None,
             options,
             warnings: Vec::new(),

@@ -147,12 +147,7 @@ fn is_csv(kind: DataFileKind) -> bool {
 /// folders as columns.
 fn reader(file: &DataFile, union: bool, latin1: bool) -> String {
     let target = if file.is_dataset() {
-        let list: Vec<String> = file
-            .parts
-            .iter()
-            .map(|p| quote_str(&p.display().to_string()))
-            .collect();
-        format!("[{}]", list.join(", "))
+        path_list(&file.parts)
     } else {
         quote_str(&file.path.display().to_string())
     };
@@ -190,23 +185,25 @@ fn reader(file: &DataFile, union: bool, latin1: bool) -> String {
     }
 }
 
+/// `paths` as a DuckDB list of strings: `['/a.parquet', '/b.parquet']`.
+fn path_list(paths: &[PathBuf]) -> String {
+    let quoted: Vec<String> = paths
+        .iter()
+        .map(|p| quote_str(&p.display().to_string()))
+        .collect();
+    format!("[{}]", quoted.join(", "))
+}
+
 /// Whether a dataset's files have different columns (then they are read
 /// by name, which costs a look at every file each time the view is read).
 /// JSON is always read by name.
 fn schemas_differ(conn: &Connection, file: &DataFile) -> bool {
-    let list = |paths: &[PathBuf]| {
-        let quoted: Vec<String> = paths
-            .iter()
-            .map(|p| quote_str(&p.display().to_string()))
-            .collect();
-        format!("[{}]", quoted.join(", "))
-    };
     let distinct = match file.kind {
         DataFileKind::Parquet => conn.query_row(
             &format!(
                 "SELECT count(DISTINCT s) FROM (SELECT list_sort(list(name || ':' || coalesce(type, ''))) AS s \
                  FROM parquet_schema({}) GROUP BY file_name)",
-                list(&file.parts)
+                path_list(&file.parts)
             ),
             [],
             |r| r.get::<_, i64>(0),

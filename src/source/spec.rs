@@ -427,10 +427,7 @@ fn data_folder(dir: &Path) -> Result<SourceSpec, SourceError> {
             match fs::canonicalize(&path) {
                 Ok(real) if real.starts_with(&real_dir) && real.is_file() => real,
                 Ok(real) if real.is_file() => {
-                    skipped.push(format!(
-                        "{}: it links to a file outside the folder (aiq serves only the folder's own files)",
-                        path.display()
-                    ));
+                    skipped.push(dataset::link_out(&path));
                     continue;
                 }
                 _ => continue,

@@ -331,6 +331,28 @@ fn the_views_are_kept_and_renewed_when_a_file_changes() {
     assert_eq!(first.len(), 1, "{first:?}");
     aiq_rows(&sb, src, "SELECT count(*) FROM customers", &[]);
     assert_eq!(kept(&sb), first);
+    // The kept view names its partition columns' types, so reading it does
+    // not guess them again from every file's folder names.
+    let db = sb.home().join("cache/views").join(&first[0]);
+    let conn = duckdb::Connection::open_with_flags(
+        &db,
+        duckdb::Config::default()
+            .access_mode(duckdb::AccessMode::ReadOnly)
+            .unwrap(),
+    )
+    .unwrap();
+    let view: String = conn
+        .query_row(
+            "SELECT sql FROM duckdb_views() WHERE view_name = 'sales'",
+            [],
+            |r| r.get(0),
+        )
+        .unwrap();
+    drop(conn);
+    assert!(
+        view.contains("hive_types") && view.contains("\"year\" := 'BIGINT'"),
+        "{view}"
+    );
     fs::write(lake.join("customers.csv"), "id,name\n1,Ann\n2,Bob\n3,Cy\n").unwrap();
     let (rows, _) = aiq_rows(&sb, src, "SELECT count(*) FROM customers", &[]);
     assert_eq!(rows, "3\n");

@@ -44,7 +44,7 @@ fn streaming_and_whole_turns_complete() {
     let sb = Sandbox::new();
     let db = sb.shop_sqlite();
     for stream in [true, false] {
-        let mut cmd = aiq(&sb, server);
+        let mut cmd = aiq(&sb, &server);
         // The window as a user who knows it sets it (what aiq finds out
         // itself is the next test's); it also caps the tiny model's reply.
         cmd.arg(&db)
@@ -78,7 +78,7 @@ fn a_two_turn_conversation_replays_its_history() {
     )
     .unwrap();
     for (i, question) in [QUESTION, "and only for Germany?"].iter().enumerate() {
-        let out = aiq(&sb, server)
+        let out = aiq(&sb, &server)
             .arg(&db)
             .args([
                 "-s",
@@ -115,7 +115,7 @@ fn two_thousand_tables_fit_a_4096_token_window_and_doctor_tells_it() {
     for stream in [true, false] {
         // A fresh home each time: nothing learned yet.
         let _ = std::fs::remove_dir_all(sb.home().join("cache"));
-        let mut cmd = aiq(&sb, server);
+        let mut cmd = aiq(&sb, &server);
         cmd.arg(&db).args(["-q", QUESTION, "--sql-only"]);
         if !stream {
             cmd.arg("--no-stream");
@@ -139,14 +139,14 @@ fn two_thousand_tables_fit_a_4096_token_window_and_doctor_tells_it() {
         }
     }
     // The next run knows the window at once.
-    let out = aiq(&sb, server)
+    let out = aiq(&sb, &server)
         .arg(&db)
         .args(["-q", QUESTION, "--sql-only"])
         .output()
         .unwrap();
     assert_turn_completed(&out, "again");
     assert!(!stderr_of(&out).contains("sending a smaller request"));
-    let out = aiq(&sb, server).arg("doctor").arg(&db).output().unwrap();
+    let out = aiq(&sb, &server).arg("doctor").arg(&db).output().unwrap();
     let text = stdout_of(&out);
     let line = text
         .lines()

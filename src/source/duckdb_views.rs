@@ -18,7 +18,7 @@ use super::{quote_ident, quote_str, DataFileKind, SourceError};
 
 /// Changes whenever the views this module writes change, so a cached views
 /// database of an older aiq is never used.
-const VIEWS_VERSION: u32 = 1;
+const VIEWS_VERSION: u32 = 2;
 
 /// What the connection may read: the single files, and datasets' folders.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
@@ -113,11 +113,11 @@ fn create_view(conn: &Connection, file: &DataFile) -> Result<Vec<PathBuf>, Strin
         return Err("the file is empty".into());
     }
     let union = file.is_dataset() && schemas_differ(conn, file);
-    let create = |latin1: bool| {
+    let create = |latin1: bool, types: &[(String, String)]| {
         let mut sql = format!(
-            "CREATE VIEW {} AS SELECT * FROM {}",
+            "CREATE OR REPLACE VIEW {} AS SELECT * FROM {}",
             quote_ident(&file.table),
-            reader(file, union, latin1)
+            reader(file, union, latin1, types)
         );
         if let Some(comment) = describe_partitions(file) {
             sql.push_str(&format!(
@@ -128,13 +128,54 @@ fn create_view(conn: &Connection, file: &DataFile) -> Result<Vec<PathBuf>, Strin
         }
         conn.execute_batch(&sql)
     };
-    match create(false) {
-        Ok(()) => Ok(Vec::new()),
+    let latin1 = match create(false, &[]) {
+        Ok(()) => false,
         Err(e) if is_csv(file.kind) && e.to_string().contains("Invalid unicode") => {
-            create(true).map_err(|e| super::duckdb::file_error(&e.to_string()))?;
-            Ok(file.files().to_vec())
+            create(true, &[]).map_err(|e| super::duckdb::file_error(&e.to_string()))?;
+            true
         }
-        Err(e) => Err(super::duckdb::file_error(&e.to_string())),
+        Err(e) => return Err(super::duckdb::file_error(&e.to_string())),
+    };
+    // The partition columns' types as DuckDB found them, written into the
+    // view: otherwise every read of the view guesses them again from every
+    // file's folder names (a third of a one-partition query over 10,000
+    // files). Kept as guessed when they cannot be read back.
+    let types = partition_types(conn, file);
+    if !types.is_empty() {
+        create(latin1, &types).map_err(|e| super::duckdb::file_error(&e.to_string()))?;
+    }
+    Ok(if latin1 {
+        file.files().to_vec()
+    } else {
+        Vec::new()
+    })
+}
+
+/// The types DuckDB gave a dataset view's partition columns.
+fn partition_types(conn: &Connection, file: &DataFile) -> Vec<(String, String)> {
+    if file.partitions.is_empty() {
+        return Vec::new();
+    }
+    let Ok(mut stmt) = conn.prepare(&format!(
+        "SELECT column_name, column_type FROM (DESCRIBE {})",
+        quote_ident(&file.table)
+    )) else {
+        return Vec::new();
+    };
+    let Ok(rows) = stmt.query_map([], |r| Ok((r.get::<_, String>(0)?, r.get::<_, String>(1)?)))
+    else {
+        return Vec::new();
+    };
+    let described: Vec<(String, String)> = rows.flatten().collect();
+    let types: Vec<(String, String)> = file
+        .partitions
+        .iter()
+        .filter_map(|p| described.iter().find(|(name, _)| *name == p.key).cloned())
+        .collect();
+    if types.len() == file.partitions.len() {
+        types
+    } else {
+        Vec::new()
     }
 }
 
@@ -144,8 +185,9 @@ fn is_csv(kind: DataFileKind) -> bool {
 
 /// The table function that reads `file`: its path or its list of parts;
 /// columns by name across files when their schemas differ; `key=value`
-/// folders as columns.
-fn reader(file: &DataFile, union: bool, latin1: bool) -> String {
+/// folders as columns (of the `types` given, else of the types DuckDB
+/// guesses).
+fn reader(file: &DataFile, union: bool, latin1: bool, types: &[(String, String)]) -> String {
     let target = if file.is_dataset() {
         path_list(&file.parts)
     } else {
@@ -172,6 +214,13 @@ fn reader(file: &DataFile, union: bool, latin1: bool) -> String {
             "hive_partitioning = {}",
             !file.partitions.is_empty()
         ));
+        if !types.is_empty() {
+            let fields: Vec<String> = types
+                .iter()
+                .map(|(key, ty)| format!("{}: {}", quote_str(key), quote_str(ty)))
+                .collect();
+            options.push(format!("hive_types = {{{}}}", fields.join(", ")));
+        }
     }
     let function = match file.kind {
         DataFileKind::Csv | DataFileKind::Tsv => "read_csv",

@@ -13,7 +13,7 @@ use std::io::{Read as _, Write as _};
 use std::net::TcpStream;
 use std::path::PathBuf;
 use std::process::Command;
-use std::sync::OnceLock;
+use std::sync::{Mutex, MutexGuard, OnceLock};
 use std::time::Duration;
 
 use super::servers::{command, free_port, server_dir, spawn_server, wait_until};
@@ -39,19 +39,46 @@ impl LlamaServer {
     }
 }
 
+/// A server lent to one test: the tests of a process take turns, one at a
+/// time, because llama.cpp's threads wait for each other by spinning, and
+/// two servers generating at once on a small machine each take many times
+/// as long as the two one after the other.
+pub struct Lease {
+    server: &'static LlamaServer,
+    _turn: MutexGuard<'static, ()>,
+}
+
+impl std::ops::Deref for Lease {
+    type Target = LlamaServer;
+    fn deref(&self) -> &LlamaServer {
+        self.server
+    }
+}
+
+fn lease(server: Option<&'static LlamaServer>) -> Option<Lease> {
+    static TURN: Mutex<()> = Mutex::new(());
+    let server = server?;
+    // A test that failed while holding its turn still gives it back.
+    let turn = TURN.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
+    Some(Lease {
+        server,
+        _turn: turn,
+    })
+}
+
 /// The server of this test process, or `None` (with a message) when the
 /// machine cannot run one and CI did not require it.
-pub fn llama() -> Option<&'static LlamaServer> {
+pub fn llama() -> Option<Lease> {
     static SERVER: OnceLock<Option<LlamaServer>> = OnceLock::new();
-    server(&SERVER, false)
+    lease(server(&SERVER, false))
 }
 
 /// A server of its own for one test, telling in its log what each request
 /// cost it (llama-cpp-python's `--verbose True`: `prefix-match hit`,
 /// `prompt eval time`): no other test's requests come between.
-pub fn llama_verbose() -> Option<&'static LlamaServer> {
+pub fn llama_verbose() -> Option<Lease> {
     static SERVER: OnceLock<Option<LlamaServer>> = OnceLock::new();
-    server(&SERVER, true)
+    lease(server(&SERVER, true))
 }
 
 fn server(

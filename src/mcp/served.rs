@@ -301,12 +301,23 @@ impl DataSource for SharedSource {
         self.first().warnings()
     }
 
+    // Every call asks whether the catalog changed: any free connection
+    // answers (they are the same source), so the question does not wait
+    // behind a statement running on the first one.
     fn fingerprint(&self) -> Option<String> {
-        self.first().fingerprint()
+        let source = self.wait(&CancelToken::new())?;
+        let fingerprint = source.fingerprint();
+        drop(source);
+        self.ring();
+        fingerprint
     }
 
     fn fingerprint_since(&self, cached: Option<&str>) -> Option<crate::source::Since> {
-        self.first().fingerprint_since(cached)
+        let source = self.wait(&CancelToken::new())?;
+        let since = source.fingerprint_since(cached);
+        drop(source);
+        self.ring();
+        since
     }
 
     fn refuses_writes(&self) -> Option<&'static str> {

@@ -601,8 +601,99 @@ pub fn write_private(home: &Path, path: &Path, bytes: &[u8]) -> Result<(), AiqEr
         .map_err(|e| AiqError::Usage(format!("cannot write {}: {e}", path.display())))
 }
 
+/// Every key the configuration file accepts, as `section.key`
+/// (`sources.NAME.url` for a saved source's): what the configuration
+/// reference must list, read from the types that parse the file so the
+/// two cannot drift apart.
+pub fn keys() -> Vec<String> {
+    let mut out = Vec::new();
+    for &section in fields::<FileConfig>() {
+        let inner = match section {
+            "llm" => fields::<LlmConfig>(),
+            "chat" => fields::<ChatConfig>(),
+            "query" => fields::<QueryConfig>(),
+            "lua" => fields::<LuaConfig>(),
+            "mcp" => fields::<McpConfig>(),
+            "examples" => fields::<ExamplesConfig>(),
+            "output" => fields::<OutputConfig>(),
+            "privacy" => fields::<crate::privacy::PrivacyConfig>(),
+            "sources" => {
+                out.push("sources.default".to_string());
+                out.extend(
+                    fields::<SavedSource>()
+                        .iter()
+                        .map(|key| format!("sources.NAME.{key}")),
+                );
+                continue;
+            }
+            other => panic!("the section [{other}] has no entry in config::keys"),
+        };
+        out.extend(inner.iter().map(|key| format!("{section}.{key}")));
+    }
+    out
+}
+
+/// The field names a struct's `Deserialize` asks for.
+fn fields<'de, T: Deserialize<'de>>() -> &'static [&'static str] {
+    use serde::de::{self, Visitor};
+
+    struct Names(&'static [&'static str]);
+    #[derive(Debug)]
+    struct Caught;
+    impl std::fmt::Display for Caught {
+        fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+            f.write_str("caught")
+        }
+    }
+    impl std::error::Error for Caught {}
+    impl de::Error for Caught {
+        fn custom<M: std::fmt::Display>(_: M) -> Self {
+            Caught
+        }
+    }
+    struct Catcher<'a>(&'a mut Names);
+    impl<'de> de::Deserializer<'de> for Catcher<'_> {
+        type Error = Caught;
+        fn deserialize_any<V: Visitor<'de>>(self, _: V) -> Result<V::Value, Caught> {
+            Err(Caught)
+        }
+        fn deserialize_struct<V: Visitor<'de>>(
+            self,
+            _: &'static str,
+            fields: &'static [&'static str],
+            _: V,
+        ) -> Result<V::Value, Caught> {
+            self.0 .0 = fields;
+            Err(Caught)
+        }
+        serde::forward_to_deserialize_any! {
+            bool i8 i16 i32 i64 i128 u8 u16 u32 u64 u128 f32 f64 char str string
+            bytes byte_buf option unit unit_struct newtype_struct seq tuple
+            tuple_struct map enum identifier ignored_any
+        }
+    }
+    let mut names = Names(&[]);
+    let _ = T::deserialize(Catcher(&mut names));
+    names.0
+}
+
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn keys_are_read_from_the_types_that_parse_the_file() {
+        let keys = super::keys();
+        for key in [
+            "llm.model",
+            "mcp.max_queued",
+            "output.pager",
+            "privacy.redact",
+            "sources.default",
+            "sources.NAME.password_env",
+        ] {
+            assert!(keys.iter().any(|k| k == key), "{key}: {keys:?}");
+        }
+    }
+
     use std::collections::BTreeMap;
 
     use super::*;

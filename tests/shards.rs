@@ -325,6 +325,23 @@ fn spider_writes_fail_on_the_server_and_its_functions_in_aiq() {
             assert!(err.contains("never allowed"), "{sql}: {err}");
         }
     }
+    // The model's way in: the same SQL from the model, even with
+    // --allow-write --yes.
+    for sql in [
+        "SELECT spider_direct_sql('DELETE FROM orders', '', 'srv \"shard0\"') AS done",
+        "SELECT spider_copy_tables('orders', '0', '1')",
+    ] {
+        let model = ModelServer::start(vec![Reply::Text(format!("```sql\n{sql}\n```"))]);
+        let out = sb
+            .aiq_with(&model, "openai")
+            .arg(sp.head.url())
+            .args(["-q", "clean up the shards", "--allow-write", "--yes"])
+            .output()
+            .unwrap();
+        let err = stderr_of(&out);
+        assert_eq!(out.status.code(), Some(5), "{sql}: {err}");
+        assert!(err.contains("is never allowed"), "{sql}: {err}");
+    }
     assert_eq!(sp.snapshot(), before, "the data changed");
 }
 
@@ -632,6 +649,17 @@ fn postgres_writes_through_foreign_partitions_fail_on_the_server() {
             .unwrap();
         assert_eq!(out.status.code(), Some(5), "{}", stderr_of(&out));
     }
+    let model = ModelServer::start(vec![Reply::Text(
+        "```sql\nWITH gone AS (DELETE FROM orders WHERE id > 3 RETURNING id) SELECT count(*) FROM gone\n```"
+            .into(),
+    )]);
+    let out = sb
+        .aiq_with(&model, "openai")
+        .arg(pg.head.url())
+        .args(["-q", "drop the orders on the second server"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(5), "{}", stderr_of(&out));
     assert_eq!(pg.snapshot(), before, "the data changed");
 }
 

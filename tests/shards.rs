@@ -674,3 +674,38 @@ fn postgres_partitions_hold_against_the_generated_corpus() {
     assert_eq!(after, before, "the data changed\n{text}");
     assert!(findings.is_empty(), "{text}");
 }
+
+/// A shard that does not answer: the schema still lists every table (the
+/// one on the dead shard too, without what only its shard could say), the
+/// others keep their samples, and they still answer.
+#[test]
+fn spider_schema_survives_a_shard_that_does_not_answer() {
+    let Some(sp) = shards::spider() else { return };
+    let _one = lock(&SPIDER);
+    let port = common::servers::free_port();
+    sp.head.admin(&format!(
+        "CREATE SERVER gone FOREIGN DATA WRAPPER mysql OPTIONS (HOST '127.0.0.1', PORT {port}, \
+           USER 'link', PASSWORD '{LINK_PASSWORD}', DATABASE 'shop');
+         CREATE TABLE ghost (id INT PRIMARY KEY, note VARCHAR(20)) ENGINE=SPIDER \
+           COMMENT='wrapper \"mysql\", srv \"gone\", table \"ghost\"';"
+    ));
+    let sb = Sandbox::new();
+    let started = Instant::now();
+    let out = sb.aiq().args(["schema", &sp.head.url()]).output().unwrap();
+    let took = started.elapsed();
+    let count = exec(&sb, &sp.head.url(), "SELECT count(*) AS n FROM orders");
+    sp.head.admin("DROP TABLE ghost; DROP SERVER gone;");
+    let text = stdout_of(&out);
+    assert!(out.status.success(), "{}", stderr_of(&out));
+    assert!(
+        text.contains("table ghost -- a Spider table on another server\n"),
+        "{text}"
+    );
+    // The other tables keep their samples and keys.
+    assert!(
+        text.contains("status varchar(40) not null, e.g. 'cancelled', 'delivered', 'shipped'"),
+        "{text}"
+    );
+    assert!(took < Duration::from_secs(20), "{took:?}");
+    assert_eq!(stdout_of(&count), "n\n6\n", "{}", stderr_of(&count));
+}

@@ -7,7 +7,7 @@
 //! type, decimals exactly as the server prints them.
 
 use std::cell::RefCell;
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 use std::str::FromStr;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
@@ -516,6 +516,8 @@ fn introspect(source: &MySqlSource) -> Result<Catalog, ExecError> {
     // `describe_partitions` below.
     let mut partitioned: Vec<String> = Vec::new();
     let mut spider: Vec<(String, String)> = Vec::new();
+    // Spider tables whose shards did not answer: not sampled.
+    let mut unreachable: HashSet<String> = HashSet::new();
     let mut described: HashMap<String, Table> = described
         .rows
         .iter()
@@ -523,11 +525,17 @@ fn introspect(source: &MySqlSource) -> Result<Catalog, ExecError> {
             let cell = |i: usize| r.get(i).and_then(text).unwrap_or_default();
             let view = cell(1).eq_ignore_ascii_case("VIEW");
             let is_spider = cell(4).eq_ignore_ascii_case("SPIDER");
+            // The server could not open it (its comment then says why).
+            if is_spider && r.get(2).is_none_or(|v| *v == Value::Null) {
+                unreachable.insert(cell(0));
+            }
             if cell(5).to_ascii_lowercase().contains("partitioned") {
                 partitioned.push(cell(0));
             }
-            if is_spider {
+            if is_spider && !unreachable.contains(&cell(0)) {
                 spider.push((cell(0), cell(3)));
+            } else if is_spider {
+                spider.push((cell(0), String::new()));
             }
             let table = Table {
                 name: cell(0),
@@ -582,14 +590,22 @@ fn introspect(source: &MySqlSource) -> Result<Catalog, ExecError> {
             });
         }
     }
-    let keys = source.internal(
-        "SELECT TABLE_NAME, CONSTRAINT_NAME, COLUMN_NAME, REFERENCED_TABLE_NAME, \
-                REFERENCED_COLUMN_NAME \
-         FROM information_schema.KEY_COLUMN_USAGE \
-         WHERE TABLE_SCHEMA = DATABASE() AND REFERENCED_TABLE_NAME IS NOT NULL \
-         ORDER BY TABLE_NAME, CONSTRAINT_NAME, ORDINAL_POSITION",
-        None,
-    )?;
+    // This one opens every table: a remote table whose server does not
+    // answer (a Spider shard that is down) fails it, and then the schema
+    // goes without foreign keys rather than unread.
+    let keys = source
+        .internal(
+            "SELECT TABLE_NAME, CONSTRAINT_NAME, COLUMN_NAME, REFERENCED_TABLE_NAME, \
+                    REFERENCED_COLUMN_NAME \
+             FROM information_schema.KEY_COLUMN_USAGE \
+             WHERE TABLE_SCHEMA = DATABASE() AND REFERENCED_TABLE_NAME IS NOT NULL \
+             ORDER BY TABLE_NAME, CONSTRAINT_NAME, ORDINAL_POSITION",
+            None,
+        )
+        .unwrap_or_else(|e| {
+            tracing::info!("no foreign keys: {e}");
+            Collect::default()
+        });
     let mut last: Option<(String, String)> = None;
     for r in &keys.rows {
         let cell = |i: usize| r.get(i).and_then(text).unwrap_or_default();
@@ -612,7 +628,8 @@ fn introspect(source: &MySqlSource) -> Result<Catalog, ExecError> {
     }
     sample_columns(
         &mut tables,
-        |_| false,
+        // One table that cannot be read would cost every table its samples.
+        |table| unreachable.contains(table),
         // The first rows of each column, as they are: NULLs and repeats
         // are dropped as the samples are taken. (A derived table per column
         // with `DISTINCT`, as PostgreSQL gets, costs MariaDB ~2 ms each to

@@ -709,3 +709,38 @@ fn spider_schema_survives_a_shard_that_does_not_answer() {
     assert!(took < Duration::from_secs(20), "{took:?}");
     assert_eq!(stdout_of(&count), "n\n6\n", "{}", stderr_of(&count));
 }
+
+/// A foreign server that does not answer: the schema still lists its
+/// table, and tables read from the head itself keep their samples.
+#[test]
+fn postgres_schema_survives_a_server_that_does_not_answer() {
+    let Some(pg) = shards::pg_parts() else { return };
+    let _one = lock(&PG);
+    let port = common::servers::free_port();
+    pg.head.admin(&format!(
+        "CREATE SERVER gone FOREIGN DATA WRAPPER postgres_fdw OPTIONS (host '127.0.0.1', port '{port}', dbname 'shop');
+         CREATE USER MAPPING FOR PUBLIC SERVER gone OPTIONS (user 'link', password '{LINK_PASSWORD}');
+         GRANT USAGE ON FOREIGN SERVER gone TO {user};
+         SET ROLE {user};
+         CREATE FOREIGN TABLE ghost (id int, note text) SERVER gone;
+         CREATE TABLE fresh (id int, mood text);
+         INSERT INTO fresh VALUES (1, 'calm'), (2, 'eager');",
+        user = common::servers::USER
+    ));
+    let sb = Sandbox::new();
+    let out = sb.aiq().args(["schema", &pg.head.url()]).output().unwrap();
+    let count = exec(&sb, &pg.head.url(), "SELECT count(*) AS n FROM orders");
+    pg.head
+        .admin("DROP FOREIGN TABLE ghost; DROP TABLE fresh; DROP SERVER gone CASCADE;");
+    let text = stdout_of(&out);
+    assert!(out.status.success(), "{}", stderr_of(&out));
+    assert!(
+        text.contains("table ghost -- a foreign table on server gone\n"),
+        "{text}"
+    );
+    assert!(
+        text.contains("  mood text, e.g. 'calm', 'eager'\n"),
+        "{text}"
+    );
+    assert_eq!(stdout_of(&count), "n\n6\n", "{}", stderr_of(&count));
+}

@@ -494,9 +494,11 @@ fn introspect(source: &PostgresSource) -> Result<Catalog, ExecError> {
             });
         }
     }
-    if remote_or_parted {
-        describe_partitions(source, &mut tables);
-    }
+    let remote = if remote_or_parted {
+        describe_partitions(source, &mut tables)
+    } else {
+        HashSet::new()
+    };
     // Foreign keys: column lists joined with a unit separator, in key order.
     // Those a partition inherits, or that point at one, are the parent's
     // and already listed once.
@@ -535,19 +537,30 @@ fn introspect(source: &PostgresSource) -> Result<Catalog, ExecError> {
     // common values, else histogram bounds): one catalog query, no table
     // read. Only the others are read (their first rows).
     let from_stats = stats_samples(source, &mut tables);
-    sample_columns(
-        &mut tables,
-        |table| unreadable.contains(table) || from_stats.contains(table),
-        |k, table, column| {
-            let (t, c) = (table_ref(table), quote_ident(column));
-            format!(
-                "(SELECT DISTINCT {k} AS k, v FROM (SELECT {c}::text AS v FROM {t} LIMIT {SAMPLE_ROWS}) s WHERE v IS NOT NULL)"
-            )
-        },
-        // Distinct values stay distinct under a deterministic collation.
-        "k, v",
-        |sql| source.internal(sql, Some(SAMPLE_BUDGET)),
-    );
+    // Tables read through other servers are sampled apart, so a server
+    // that does not answer costs only their samples.
+    for through_others in [false, true] {
+        if through_others && remote.is_empty() {
+            break;
+        }
+        sample_columns(
+            &mut tables,
+            |table| {
+                unreadable.contains(table)
+                    || from_stats.contains(table)
+                    || remote.contains(table) != through_others
+            },
+            |k, table, column| {
+                let (t, c) = (table_ref(table), quote_ident(column));
+                format!(
+                    "(SELECT DISTINCT {k} AS k, v FROM (SELECT {c}::text AS v FROM {t} LIMIT {SAMPLE_ROWS}) s WHERE v IS NOT NULL)"
+                )
+            },
+            // Distinct values stay distinct under a deterministic collation.
+            "k, v",
+            |sql| source.internal(sql, Some(SAMPLE_BUDGET)),
+        );
+    }
     Ok(Catalog {
         engine: source.status.version.clone(),
         tables,
@@ -583,13 +596,15 @@ const PARTITIONS: &str = "\
     LEFT JOIN pg_foreign_server s ON s.oid = ft.ftserver \
     GROUP BY n.nspname, r.relname, r.oid, r.relkind";
 
-/// Describes each partitioned and foreign table (see [`PARTITIONS`]).
-fn describe_partitions(source: &PostgresSource, tables: &mut [Table]) {
+/// Describes each partitioned and foreign table (see [`PARTITIONS`]);
+/// returns those read (wholly or in part) through other servers.
+fn describe_partitions(source: &PostgresSource, tables: &mut [Table]) -> HashSet<String> {
+    let mut remote = HashSet::new();
     let rows = match source.internal(PARTITIONS, Some(SAMPLE_BUDGET)) {
         Ok(rows) => rows,
         Err(e) => {
             tracing::info!("partitions not described: {e}");
-            return;
+            return remote;
         }
     };
     let index: HashMap<String, usize> = tables
@@ -628,9 +643,13 @@ fn describe_partitions(source: &PostgresSource, tables: &mut [Table]) {
                 _ => None,
             };
         }
+        if p.remote > 0 {
+            remote.insert(t.name.clone());
+        }
         let own = t.comment.take();
         t.comment = Some(with_comment(own, p.describe()));
     }
+    remote
 }
 
 // Type OIDs (pg_type.dat).

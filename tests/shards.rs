@@ -744,3 +744,96 @@ fn postgres_schema_survives_a_server_that_does_not_answer() {
     );
     assert_eq!(stdout_of(&count), "n\n6\n", "{}", stderr_of(&count));
 }
+
+/// Ctrl-C and the timeout while the shards themselves are busy (the
+/// filter goes to them, and they scan billions of generated rows for it):
+/// the head does not pass `KILL QUERY` on to a busy shard, so aiq stops
+/// waiting a few seconds after asking, leaves that connection and makes a
+/// new one — the next statement in the same process answers.
+#[test]
+fn spider_cancel_returns_while_the_shards_are_busy() {
+    let Some(sp) = shards::spider() else { return };
+    let _one = lock(&SPIDER);
+    for shard in &sp.shards {
+        shard.admin(
+            "CREATE VIEW stream_rows AS SELECT seq AS id, seq % 7 AS v FROM seq_1_to_2000000000",
+        );
+    }
+    sp.head.admin(
+        "CREATE TABLE stream_rows (id BIGINT NOT NULL, v BIGINT NOT NULL) ENGINE=SPIDER \
+         COMMENT='wrapper \"mysql\", table \"stream_rows\"' PARTITION BY HASH (id) \
+         (PARTITION a COMMENT='srv \"shard0\"', PARTITION b COMMENT='srv \"shard1\"')",
+    );
+    let slow = "SELECT count(*) AS aiq_stream_probe FROM stream_rows WHERE v < 0";
+    let on_head = "SELECT count(*) FROM information_schema.processlist WHERE info LIKE '%aiq_stream_probe FROM%' AND id <> CONNECTION_ID()";
+    let on_shard = "SELECT count(*) FROM information_schema.processlist WHERE user = 'link' AND command = 'Query' AND info LIKE '%stream_rows%'";
+    let stop_everywhere = || {
+        // The shards first: the head's statement ends when theirs do.
+        for server in [&sp.shards[0], &sp.shards[1], &sp.head] {
+            let ids = server.admin(
+                "SELECT id FROM information_schema.processlist WHERE info LIKE '%stream_rows%' AND id <> CONNECTION_ID()",
+            );
+            for id in ids.split_whitespace() {
+                server.admin(&format!("KILL QUERY {id}"));
+            }
+        }
+    };
+    // Ctrl-C.
+    let sb = Sandbox::new();
+    let mut child = sb
+        .std_aiq()
+        .args([sp.head.url().as_str(), "-e", slow, "-f", "csv"])
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    wait_for(&sp.head, on_head, "1", "the query never started");
+    wait_for(
+        &sp.shards[0],
+        on_shard,
+        "1",
+        "the query never reached a shard",
+    );
+    unsafe {
+        libc::kill(child.id() as i32, libc::SIGINT);
+    }
+    let started = Instant::now();
+    let code = child.wait().unwrap().code();
+    let cancelled_in = started.elapsed();
+    stop_everywhere();
+    // The timeout, then a statement on the same source in the same process.
+    sb.write_config("[query]\ntimeout_secs = 1\n");
+    let script = sb.path().join("after.lua");
+    std::fs::write(
+        &script,
+        format!(
+            "local ok, e = pcall(aiq.query, \"{slow}\")\nprint(ok, e)\n\
+             local rows = aiq.query('SELECT count(*) AS n FROM orders')\nprint(rows[1].n)\n"
+        ),
+    )
+    .unwrap();
+    let started = Instant::now();
+    let out = sb
+        .aiq()
+        .arg(sp.head.url())
+        .arg("--lua")
+        .arg(&script)
+        .output()
+        .unwrap();
+    let timed_out_in = started.elapsed();
+    stop_everywhere();
+    sp.head.admin("DROP TABLE stream_rows");
+    for shard in &sp.shards {
+        shard.admin("DROP VIEW stream_rows");
+    }
+    assert_eq!(code, Some(130));
+    assert!(cancelled_in < Duration::from_secs(10), "{cancelled_in:?}");
+    let text = stdout_of(&out);
+    assert!(out.status.success(), "{text}{}", stderr_of(&out));
+    assert!(
+        text.contains("false") && text.contains("ran longer than 1 s"),
+        "{text}"
+    );
+    assert!(text.ends_with("\n6\n"), "{text}");
+    assert!(timed_out_in < Duration::from_secs(15), "{timed_out_in:?}");
+}

@@ -203,6 +203,7 @@ impl MySqlSource {
         let no_cancel = CancelToken::new();
         self.rt.block_on(async {
             let mut conn = self.conn.lock().await;
+            self.revive(&mut conn).await?;
             let timeout = timeout.unwrap_or(self.options.timeout);
             self.read(&mut conn, sql, timeout, &mut out, &no_cancel)
                 .await
@@ -440,18 +441,27 @@ impl DataSource for MySqlSource {
         // statement claims to be.
         let write = sql.access() == Access::Write && self.options.allow_write;
         let timeout = self.options.timeout;
-        Guard::execute(sql, timeout, cancel, self.canceller(false), || {
-            server::run_statement(&self.rt, &self.conn, &self.live, write, async |conn| {
-                self.revive(conn).await?;
-                if !write {
-                    return self.read(conn, sql.sql(), timeout, sink, cancel).await;
-                }
-                sqlx::raw_sql(&self.timeout_setting(timeout))
-                    .execute(&mut *conn)
-                    .await
-                    .map_err(|e| self.error(e))?;
-                self.stream(conn, sql.sql(), sink, cancel).await
-            })
+        let interrupted = server::Interrupted::default();
+        let interrupt = interrupted.noting(self.canceller(false));
+        Guard::execute(sql, timeout, cancel, interrupt, || {
+            server::run_statement(
+                &self.rt,
+                &self.conn,
+                &self.live,
+                write,
+                &interrupted,
+                async |conn| {
+                    self.revive(conn).await?;
+                    if !write {
+                        return self.read(conn, sql.sql(), timeout, sink, cancel).await;
+                    }
+                    sqlx::raw_sql(&self.timeout_setting(timeout))
+                        .execute(&mut *conn)
+                        .await
+                        .map_err(|e| self.error(e))?;
+                    self.stream(conn, sql.sql(), sink, cancel).await
+                },
+            )
         })
     }
 

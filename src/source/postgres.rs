@@ -153,6 +153,7 @@ impl PostgresSource {
         let no_cancel = CancelToken::new();
         self.rt.block_on(async {
             let mut conn = self.conn.lock().await;
+            self.revive(&mut conn).await?;
             self.read(&mut conn, sql, timeout, &mut out, &no_cancel)
                 .await
         })?;
@@ -287,20 +288,28 @@ impl DataSource for PostgresSource {
         // A source opened read-only runs everything as a read, whatever the
         // statement claims to be.
         let write = sql.access() == Access::Write && self.options.allow_write;
+        let interrupted = server::Interrupted::default();
         Guard::execute(
             sql,
             self.options.timeout,
             cancel,
-            self.canceller(false),
+            interrupted.noting(self.canceller(false)),
             || {
-                server::run_statement(&self.rt, &self.conn, &self.live, write, async |conn| {
-                    self.revive(conn).await?;
-                    if write {
-                        self.stream(conn, sql.sql(), sink, cancel).await
-                    } else {
-                        self.read(conn, sql.sql(), None, sink, cancel).await
-                    }
-                })
+                server::run_statement(
+                    &self.rt,
+                    &self.conn,
+                    &self.live,
+                    write,
+                    &interrupted,
+                    async |conn| {
+                        self.revive(conn).await?;
+                        if write {
+                            self.stream(conn, sql.sql(), sink, cancel).await
+                        } else {
+                            self.read(conn, sql.sql(), None, sink, cancel).await
+                        }
+                    },
+                )
             },
         )
     }

@@ -514,7 +514,8 @@ const MARIADB_QUICK: &str = "\
 /// columns in another (joined here: MariaDB joins two `information_schema`
 /// tables by reading one again for every row of the other, 1.8 s for 2,000
 /// tables against 80 ms for the two alone), foreign keys in a third,
-/// samples in a fourth.
+/// samples in a fourth; partitioned tables' partitions in one more when
+/// there are any (see [`describe_partitions`]).
 fn introspect(source: &MySqlSource) -> Result<Catalog, ExecError> {
     let described = source.internal(
         "SELECT TABLE_NAME, TABLE_TYPE, TABLE_ROWS, TABLE_COMMENT, ENGINE, CREATE_OPTIONS \
@@ -542,10 +543,14 @@ fn introspect(source: &MySqlSource) -> Result<Catalog, ExecError> {
             if cell(5).to_ascii_lowercase().contains("partitioned") {
                 partitioned.push(cell(0));
             }
-            if is_spider && !unreachable.contains(&cell(0)) {
-                spider.push((cell(0), cell(3)));
-            } else if is_spider {
-                spider.push((cell(0), String::new()));
+            if is_spider {
+                // An unreachable table's comment is the server's error.
+                let comment = if unreachable.contains(&cell(0)) {
+                    String::new()
+                } else {
+                    cell(3)
+                };
+                spider.push((cell(0), comment));
             }
             let table = Table {
                 name: cell(0),

@@ -433,7 +433,9 @@ const FINGERPRINT: &str = "\
       string_agg(n || ',' || coalesce(s, 0) || ',' || coalesce(t, 0), ';' ORDER BY k) FROM h";
 
 /// Tables, views, materialized views and foreign tables of the schemas on
-/// the search path, in two catalog queries plus one for samples. Per-table
+/// the search path, in two catalog queries plus one for samples (and, when
+/// there are partitioned or foreign tables, one that describes them and one
+/// for the samples of the tables read through other servers). Per-table
 /// facts (comment, privilege) are taken once per table, in a subquery the
 /// planner keeps apart (`OFFSET 0`), not once per column.
 fn introspect(source: &PostgresSource) -> Result<Catalog, ExecError> {

@@ -337,10 +337,10 @@ impl Interrupted {
 /// Runs one statement's work on a server connection: `body` gets the
 /// connection (locked for the statement), a success marks it as alive, and
 /// the count reported is the rows streamed, or for a write that returns no
-/// rows, the rows it changed. When the server has not ended the statement
+/// rows, the rows it changed. When the server has not ended a read
 /// [`GIVE_UP_AFTER`] it was asked to, aiq stops waiting: the connection,
 /// left in the middle of a reply, is dropped and made again before the
-/// next statement, and the statement counts as cancelled.
+/// next statement, and the read counts as cancelled.
 pub(crate) fn run_statement<C>(
     rt: &tokio::runtime::Runtime,
     conn: &tokio::sync::Mutex<C>,
@@ -351,9 +351,17 @@ pub(crate) fn run_statement<C>(
 ) -> Result<u64, ExecError> {
     let (rows, changed) = rt.block_on(async {
         let mut conn = conn.lock().await;
+        // A write is waited for: the server may still commit it, so it
+        // cannot be called cancelled until the server says so.
+        let give_up = async {
+            if write {
+                std::future::pending::<()>().await
+            }
+            interrupted.given_up().await
+        };
         let result = tokio::select! {
             result = body(&mut conn) => result,
-            () = interrupted.given_up() => {
+            () = give_up => {
                 tracing::info!("the server did not stop the statement; leaving its connection");
                 live.abandon();
                 Err(ExecError::Cancelled)

@@ -53,3 +53,61 @@ fn recall_meets_the_goals() {
         );
     }
 }
+
+/// A partitioned table reaches the model as one parent (the engines fold
+/// its partitions into it, and say how it is partitioned in its comment):
+/// on the warehouse with all its noise, questions in users' words describe
+/// it inside a 4k window, its partitioning with it.
+#[test]
+fn a_partitioned_parent_is_linked_with_its_partitioning() {
+    use aiq::agent::link::{layout, rank, Signals};
+    use aiq::schema::{ColumnInfo, Table, TableKind};
+    let mut catalog = fixture::catalog();
+    let column = |name: &str, type_name: &str| ColumnInfo {
+        name: name.into(),
+        type_name: type_name.into(),
+        nullable: false,
+        primary_key: false,
+        samples: Vec::new(),
+    };
+    catalog.tables.push(Table {
+        name: "page_events".into(),
+        kind: TableKind::Table,
+        columns: vec![
+            column("event_id", "bigint"),
+            column("created_at", "timestamp"),
+            column("page", "text"),
+            column("event_kind", "text"),
+            column("session_id", "bigint"),
+        ],
+        foreign_keys: Vec::new(),
+        row_estimate: Some(250_000_000),
+        comment: Some("partitioned by RANGE (created_at), 100 partitions".into()),
+    });
+    catalog.tables.sort_by(|a, b| a.name.cmp(&b.name));
+    let index = LinkIndex::new(&catalog);
+    let budget = schema_budget(4096, FIXED);
+    for question in [
+        "how many page events were there last month?",
+        "which pages had the most events in May",
+        "page events per day by event kind",
+    ] {
+        let signals = Signals {
+            question,
+            recent: &[],
+            earlier_sql: &[],
+        };
+        let laid = layout(&catalog, &index, &rank(&catalog, &index, &signals), budget);
+        assert!(
+            laid.described.iter().any(|t| t == "page_events"),
+            "{question}: described {:?}",
+            laid.described
+        );
+        assert!(
+            laid.text
+                .contains("page_events (~250000000 rows) -- partitioned by RANGE (created_at), 100 partitions"),
+            "{question}:\n{}",
+            laid.text
+        );
+    }
+}

@@ -134,6 +134,17 @@ const FORBIDDEN_FUNCTIONS: &[(&str, &str)] = &[
     ("pg_switch_wal", ADMIN),
     ("pg_promote", ADMIN),
     ("pg_create_restore_point", ADMIN),
+    // MariaDB Spider's functions send SQL given as text to the shards, or
+    // copy rows between them, where the head's read-only transaction does
+    // not reach.
+    ("spider_direct_sql", OUTSIDE_DB),
+    ("spider_bg_direct_sql", OUTSIDE_DB),
+    ("spider_copy_tables", OUTSIDE_DB),
+    ("spider_ping_table", ADMIN),
+    ("spider_flush_table_mon_cache", ADMIN),
+    // postgres_fdw's: they close the connections to the other servers.
+    ("postgres_fdw_disconnect", ADMIN),
+    ("postgres_fdw_disconnect_all", ADMIN),
     ("sys_exec", CODE),
     ("sys_eval", CODE),
 ];

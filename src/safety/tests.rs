@@ -175,6 +175,18 @@ fn forbidden_things() {
         ("SELECT getenv('HOME')", Dialect::DuckDb),
         ("SET enable_external_access = true", Dialect::DuckDb),
         ("SELECT * FROM query('DELETE FROM t')", Dialect::DuckDb),
+        // A Spider head's functions reach the shards past its read-only
+        // transaction; postgres_fdw's close the links to other servers.
+        (
+            "SELECT spider_direct_sql('DELETE FROM t', '', 'srv \"s0\"')",
+            Dialect::MySql,
+        ),
+        (
+            "SELECT 1 FROM t WHERE `Spider_BG_Direct_SQL`('x', '', '') = 1",
+            Dialect::MySql,
+        ),
+        ("SELECT spider_copy_tables('t', '0', '1')", Dialect::MySql),
+        ("SELECT postgres_fdw_disconnect_all()", Dialect::Postgres),
     ] {
         let r = verdict(sql, d);
         assert!(matches!(r, Err(Refusal::Forbidden { .. })), "{sql}: {r:?}");

@@ -13,6 +13,7 @@ mod duckdb_gate;
 mod duckdb_values;
 mod duckdb_views;
 mod mysql;
+mod partitions;
 mod postgres;
 mod saved;
 mod server;

@@ -7,7 +7,7 @@
 //! type, decimals exactly as the server prints them.
 
 use std::cell::RefCell;
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 use std::str::FromStr;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
@@ -18,6 +18,7 @@ use chrono::{NaiveDate, NaiveDateTime, NaiveTime};
 use sqlx::mysql::{MySqlColumn, MySqlConnectOptions, MySqlConnection, MySqlQueryResult, MySqlRow};
 use sqlx::{Column as _, ConnectOptions, Connection, Executor, Row, Statement, TypeInfo};
 
+use super::partitions::{plain_expression, spider_server, with_comment, Partitioning, RemoteKind};
 use super::server::{
     self, bytes_value, cancel_on_server, exec_error, pump, sample_columns, text, Collect, Liveness,
     ServerStatus, SAMPLE_BUDGET,
@@ -202,6 +203,7 @@ impl MySqlSource {
         let no_cancel = CancelToken::new();
         self.rt.block_on(async {
             let mut conn = self.conn.lock().await;
+            self.revive(&mut conn).await?;
             let timeout = timeout.unwrap_or(self.options.timeout);
             self.read(&mut conn, sql, timeout, &mut out, &no_cancel)
                 .await
@@ -439,18 +441,27 @@ impl DataSource for MySqlSource {
         // statement claims to be.
         let write = sql.access() == Access::Write && self.options.allow_write;
         let timeout = self.options.timeout;
-        Guard::execute(sql, timeout, cancel, self.canceller(false), || {
-            server::run_statement(&self.rt, &self.conn, &self.live, write, async |conn| {
-                self.revive(conn).await?;
-                if !write {
-                    return self.read(conn, sql.sql(), timeout, sink, cancel).await;
-                }
-                sqlx::raw_sql(&self.timeout_setting(timeout))
-                    .execute(&mut *conn)
-                    .await
-                    .map_err(|e| self.error(e))?;
-                self.stream(conn, sql.sql(), sink, cancel).await
-            })
+        let interrupted = server::Interrupted::default();
+        let interrupt = interrupted.noting(self.canceller(false));
+        Guard::execute(sql, timeout, cancel, interrupt, || {
+            server::run_statement(
+                &self.rt,
+                &self.conn,
+                &self.live,
+                write,
+                &interrupted,
+                async |conn| {
+                    self.revive(conn).await?;
+                    if !write {
+                        return self.read(conn, sql.sql(), timeout, sink, cancel).await;
+                    }
+                    sqlx::raw_sql(&self.timeout_setting(timeout))
+                        .execute(&mut *conn)
+                        .await
+                        .map_err(|e| self.error(e))?;
+                    self.stream(conn, sql.sql(), sink, cancel).await
+                },
+            )
         })
     }
 
@@ -503,19 +514,44 @@ const MARIADB_QUICK: &str = "\
 /// columns in another (joined here: MariaDB joins two `information_schema`
 /// tables by reading one again for every row of the other, 1.8 s for 2,000
 /// tables against 80 ms for the two alone), foreign keys in a third,
-/// samples in a fourth.
+/// samples in a fourth; partitioned tables' partitions in one more when
+/// there are any (see [`describe_partitions`]).
 fn introspect(source: &MySqlSource) -> Result<Catalog, ExecError> {
     let described = source.internal(
-        "SELECT TABLE_NAME, TABLE_TYPE, TABLE_ROWS, TABLE_COMMENT \
+        "SELECT TABLE_NAME, TABLE_TYPE, TABLE_ROWS, TABLE_COMMENT, ENGINE, CREATE_OPTIONS \
          FROM information_schema.TABLES WHERE TABLE_SCHEMA = DATABASE()",
         None,
     )?;
+    // Partitioned tables (and Spider's, whose comment is a link's
+    // connection string, not words for people) are described by
+    // `describe_partitions` below.
+    let mut partitioned: Vec<String> = Vec::new();
+    let mut spider: Vec<(String, String)> = Vec::new();
+    // Spider tables whose shards did not answer: not sampled.
+    let mut unreachable: HashSet<String> = HashSet::new();
     let mut described: HashMap<String, Table> = described
         .rows
         .iter()
         .map(|r| {
             let cell = |i: usize| r.get(i).and_then(text).unwrap_or_default();
             let view = cell(1).eq_ignore_ascii_case("VIEW");
+            let is_spider = cell(4).eq_ignore_ascii_case("SPIDER");
+            // The server could not open it (its comment then says why).
+            if is_spider && r.get(2).is_none_or(|v| *v == Value::Null) {
+                unreachable.insert(cell(0));
+            }
+            if cell(5).to_ascii_lowercase().contains("partitioned") {
+                partitioned.push(cell(0));
+            }
+            if is_spider {
+                // An unreachable table's comment is the server's error.
+                let comment = if unreachable.contains(&cell(0)) {
+                    String::new()
+                } else {
+                    cell(3)
+                };
+                spider.push((cell(0), comment));
+            }
             let table = Table {
                 name: cell(0),
                 kind: if view {
@@ -531,12 +567,13 @@ fn introspect(source: &MySqlSource) -> Result<Catalog, ExecError> {
                 comment: r
                     .get(3)
                     .and_then(text)
-                    .filter(|c| !(c.is_empty() || view && c == "VIEW")),
+                    .filter(|c| !(c.is_empty() || view && c == "VIEW" || is_spider)),
                 ..Table::default()
             };
             (table.name.clone(), table)
         })
         .collect();
+    describe_partitions(source, &mut described, &partitioned, &spider);
     let columns = source.internal(
         "SELECT TABLE_NAME, COLUMN_NAME, COLUMN_TYPE, IS_NULLABLE, COLUMN_KEY \
          FROM information_schema.COLUMNS WHERE TABLE_SCHEMA = DATABASE() \
@@ -568,14 +605,22 @@ fn introspect(source: &MySqlSource) -> Result<Catalog, ExecError> {
             });
         }
     }
-    let keys = source.internal(
-        "SELECT TABLE_NAME, CONSTRAINT_NAME, COLUMN_NAME, REFERENCED_TABLE_NAME, \
-                REFERENCED_COLUMN_NAME \
-         FROM information_schema.KEY_COLUMN_USAGE \
-         WHERE TABLE_SCHEMA = DATABASE() AND REFERENCED_TABLE_NAME IS NOT NULL \
-         ORDER BY TABLE_NAME, CONSTRAINT_NAME, ORDINAL_POSITION",
-        None,
-    )?;
+    // This one opens every table: a remote table whose server does not
+    // answer (a Spider shard that is down) fails it, and then the schema
+    // goes without foreign keys rather than unread.
+    let keys = source
+        .internal(
+            "SELECT TABLE_NAME, CONSTRAINT_NAME, COLUMN_NAME, REFERENCED_TABLE_NAME, \
+                    REFERENCED_COLUMN_NAME \
+             FROM information_schema.KEY_COLUMN_USAGE \
+             WHERE TABLE_SCHEMA = DATABASE() AND REFERENCED_TABLE_NAME IS NOT NULL \
+             ORDER BY TABLE_NAME, CONSTRAINT_NAME, ORDINAL_POSITION",
+            None,
+        )
+        .unwrap_or_else(|e| {
+            tracing::info!("no foreign keys: {e}");
+            Collect::default()
+        });
     let mut last: Option<(String, String)> = None;
     for r in &keys.rows {
         let cell = |i: usize| r.get(i).and_then(text).unwrap_or_default();
@@ -598,7 +643,8 @@ fn introspect(source: &MySqlSource) -> Result<Catalog, ExecError> {
     }
     sample_columns(
         &mut tables,
-        |_| false,
+        // One table that cannot be read would cost every table its samples.
+        |table| unreachable.contains(table),
         // The first rows of each column, as they are: NULLs and repeats
         // are dropped as the samples are taken. (A derived table per column
         // with `DISTINCT`, as PostgreSQL gets, costs MariaDB ~2 ms each to
@@ -616,6 +662,89 @@ fn introspect(source: &MySqlSource) -> Result<Catalog, ExecError> {
         engine: source.status.version.clone(),
         tables,
     })
+}
+
+/// Says how each partitioned table is partitioned, and where a Spider
+/// table's shards live, in one query for all of them (none when there are
+/// none): the partitions are not tables of their own in MySQL's catalog,
+/// so the table is already listed once. A Spider table's servers are
+/// named from its partitions' comments (or its own), never its hosts or
+/// logins. When the query fails, the tables go undescribed rather than
+/// the schema unread.
+fn describe_partitions(
+    source: &MySqlSource,
+    tables: &mut HashMap<String, Table>,
+    partitioned: &[String],
+    spider: &[(String, String)],
+) {
+    let mut facts: HashMap<String, Partitioning> = spider
+        .iter()
+        .map(|(name, comment)| {
+            let p = Partitioning {
+                remote: 1,
+                servers: spider_server(comment).into_iter().collect(),
+                remote_kind: RemoteKind::Spider,
+                ..Partitioning::default()
+            };
+            (name.clone(), p)
+        })
+        .collect();
+    let names: Vec<String> = partitioned.iter().map(|n| quote_string(n)).collect();
+    let rows = if names.is_empty() {
+        Collect::default()
+    } else {
+        let sql = format!(
+            "SELECT TABLE_NAME, PARTITION_NAME, PARTITION_METHOD, PARTITION_EXPRESSION, \
+                SUBPARTITION_METHOD, SUBPARTITION_EXPRESSION, PARTITION_COMMENT \
+         FROM information_schema.PARTITIONS WHERE TABLE_SCHEMA = DATABASE() AND TABLE_NAME IN ({})",
+            names.join(", ")
+        );
+        match source.internal(&sql, Some(SAMPLE_BUDGET)) {
+            Ok(rows) => rows,
+            Err(e) => {
+                tracing::info!("partitions not described: {e}");
+                Collect::default()
+            }
+        }
+    };
+    for r in &rows.rows {
+        let cell = |i: usize| r.get(i).and_then(text).unwrap_or_default();
+        let name = cell(0);
+        let is_spider = facts
+            .get(&name)
+            .is_some_and(|p| p.remote_kind == RemoteKind::Spider);
+        let p = facts.entry(name).or_default();
+        if !cell(1).is_empty() {
+            p.partitions += 1;
+            if p.key.is_empty() {
+                p.key = format!("{} ({})", cell(2), plain_expression(&cell(3)));
+                let sub = cell(4);
+                if !sub.is_empty() {
+                    p.sub_key = Some(format!("{sub} ({})", plain_expression(&cell(5))));
+                }
+            }
+        }
+        if is_spider {
+            // A partition's comment names its server, else the table's does.
+            if let Some(s) = spider_server(&cell(6)) {
+                if !p.servers.contains(&s) {
+                    p.servers.push(s);
+                    p.servers.sort();
+                }
+            }
+        }
+    }
+    for (name, p) in facts {
+        if let Some(t) = tables.get_mut(&name) {
+            let own = t.comment.take();
+            t.comment = Some(with_comment(own, p.describe()));
+        }
+    }
+}
+
+/// A MySQL string literal.
+fn quote_string(text: &str) -> String {
+    format!("'{}'", text.replace('\\', "\\\\").replace('\'', "''"))
 }
 
 /// A MySQL identifier in backticks.

@@ -18,6 +18,7 @@ use sqlx::postgres::{
 };
 use sqlx::{Column as _, ConnectOptions, Connection, Executor, Row, Statement, TypeInfo, ValueRef};
 
+use super::partitions::{with_comment, Partitioning, RemoteKind};
 use super::server::{
     self, bytes_value, cancel_on_server, exec_error, pump, sample_columns, text, Collect, Liveness,
     ServerStatus, SAMPLE_BUDGET,
@@ -152,6 +153,7 @@ impl PostgresSource {
         let no_cancel = CancelToken::new();
         self.rt.block_on(async {
             let mut conn = self.conn.lock().await;
+            self.revive(&mut conn).await?;
             self.read(&mut conn, sql, timeout, &mut out, &no_cancel)
                 .await
         })?;
@@ -286,20 +288,28 @@ impl DataSource for PostgresSource {
         // A source opened read-only runs everything as a read, whatever the
         // statement claims to be.
         let write = sql.access() == Access::Write && self.options.allow_write;
+        let interrupted = server::Interrupted::default();
         Guard::execute(
             sql,
             self.options.timeout,
             cancel,
-            self.canceller(false),
+            interrupted.noting(self.canceller(false)),
             || {
-                server::run_statement(&self.rt, &self.conn, &self.live, write, async |conn| {
-                    self.revive(conn).await?;
-                    if write {
-                        self.stream(conn, sql.sql(), sink, cancel).await
-                    } else {
-                        self.read(conn, sql.sql(), None, sink, cancel).await
-                    }
-                })
+                server::run_statement(
+                    &self.rt,
+                    &self.conn,
+                    &self.live,
+                    write,
+                    &interrupted,
+                    async |conn| {
+                        self.revive(conn).await?;
+                        if write {
+                            self.stream(conn, sql.sql(), sink, cancel).await
+                        } else {
+                            self.read(conn, sql.sql(), None, sink, cancel).await
+                        }
+                    },
+                )
             },
         )
     }
@@ -311,7 +321,9 @@ impl DataSource for PostgresSource {
 
 /// Sample values from the planner's statistics for every analyzed table
 /// the login may read (pg_stats shows only those); returns the tables that
-/// got their samples this way.
+/// got their samples this way. A partitioned table's are those of its
+/// whole tree (`inherited`: it holds no rows of its own), anything else's
+/// its own.
 fn stats_samples(source: &PostgresSource, tables: &mut [Table]) -> HashSet<String> {
     let mut done = HashSet::new();
     let targets = sample_targets(tables, false);
@@ -330,7 +342,9 @@ fn stats_samples(source: &PostgresSource, tables: &mut [Table]) -> HashSet<Strin
         "SELECT CASE WHEN schemaname = current_schema() THEN tablename ELSE schemaname || '.' || tablename END, \
                 attname, \
                 coalesce(most_common_vals::text::text[], '{{}}') || coalesce(histogram_bounds::text::text[], '{{}}') \
-         FROM pg_stats WHERE schemaname = ANY (current_schemas(false)) AND NOT inherited \
+         FROM pg_stats WHERE schemaname = ANY (current_schemas(false)) \
+           AND inherited = EXISTS (SELECT 1 FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace \
+             WHERE c.relkind = 'p' AND c.relname = tablename AND n.nspname = schemaname) \
            AND attname = ANY (ARRAY[{}]::name[])",
         names.join(", ")
     );
@@ -419,7 +433,9 @@ const FINGERPRINT: &str = "\
       string_agg(n || ',' || coalesce(s, 0) || ',' || coalesce(t, 0), ';' ORDER BY k) FROM h";
 
 /// Tables, views, materialized views and foreign tables of the schemas on
-/// the search path, in two catalog queries plus one for samples. Per-table
+/// the search path, in two catalog queries plus one for samples (and, when
+/// there are partitioned or foreign tables, one that describes them and one
+/// for the samples of the tables read through other servers). Per-table
 /// facts (comment, privilege) are taken once per table, in a subquery the
 /// planner keeps apart (`OFFSET 0`), not once per column.
 fn introspect(source: &PostgresSource) -> Result<Catalog, ExecError> {
@@ -445,6 +461,8 @@ fn introspect(source: &PostgresSource) -> Result<Catalog, ExecError> {
     let mut tables: Vec<Table> = Vec::new();
     // Tables the login may not read get no samples (one would fail them all).
     let mut unreadable: HashSet<String> = HashSet::new();
+    // Partitioned and foreign tables, described by `describe_partitions`.
+    let mut remote_or_parted = false;
     for r in &columns.rows {
         let cell = |i: usize| r.get(i).and_then(text).unwrap_or_default();
         let in_default = matches!(r.get(9), Some(Value::Bool(true)));
@@ -458,6 +476,7 @@ fn introspect(source: &PostgresSource) -> Result<Catalog, ExecError> {
         }
         if tables.last().map(|t| t.name != name).unwrap_or(true) {
             let kind = cell(2);
+            remote_or_parted |= matches!(kind.as_str(), "p" | "f");
             let estimate = match r.get(7) {
                 Some(Value::Float(f)) if *f >= 0.0 && matches!(kind.as_str(), "r" | "p" | "m") => {
                     Some(*f as u64)
@@ -486,7 +505,14 @@ fn introspect(source: &PostgresSource) -> Result<Catalog, ExecError> {
             });
         }
     }
+    let remote = if remote_or_parted {
+        describe_partitions(source, &mut tables)
+    } else {
+        HashSet::new()
+    };
     // Foreign keys: column lists joined with a unit separator, in key order.
+    // Those a partition inherits, or that point at one, are the parent's
+    // and already listed once.
     let keys = source.internal(
         "SELECT CASE WHEN n.nspname = current_schema() THEN c.relname ELSE n.nspname || '.' || c.relname END, \
                 CASE WHEN fn.nspname = current_schema() THEN f.relname ELSE fn.nspname || '.' || f.relname END, \
@@ -498,6 +524,7 @@ fn introspect(source: &PostgresSource) -> Result<Catalog, ExecError> {
          JOIN pg_class c ON c.oid = con.conrelid JOIN pg_namespace n ON n.oid = c.relnamespace \
          JOIN pg_class f ON f.oid = con.confrelid JOIN pg_namespace fn ON fn.oid = f.relnamespace \
          WHERE con.contype = 'f' AND n.nspname = ANY (current_schemas(false)) \
+           AND NOT c.relispartition AND NOT f.relispartition \
          ORDER BY 1, con.conname",
         None,
     )?;
@@ -521,23 +548,119 @@ fn introspect(source: &PostgresSource) -> Result<Catalog, ExecError> {
     // common values, else histogram bounds): one catalog query, no table
     // read. Only the others are read (their first rows).
     let from_stats = stats_samples(source, &mut tables);
-    sample_columns(
-        &mut tables,
-        |table| unreadable.contains(table) || from_stats.contains(table),
-        |k, table, column| {
-            let (t, c) = (table_ref(table), quote_ident(column));
-            format!(
-                "(SELECT DISTINCT {k} AS k, v FROM (SELECT {c}::text AS v FROM {t} LIMIT {SAMPLE_ROWS}) s WHERE v IS NOT NULL)"
-            )
-        },
-        // Distinct values stay distinct under a deterministic collation.
-        "k, v",
-        |sql| source.internal(sql, Some(SAMPLE_BUDGET)),
-    );
+    // Tables read through other servers are sampled apart, so a server
+    // that does not answer costs only their samples.
+    for through_others in [false, true] {
+        if through_others && remote.is_empty() {
+            break;
+        }
+        sample_columns(
+            &mut tables,
+            |table| {
+                unreadable.contains(table)
+                    || from_stats.contains(table)
+                    || remote.contains(table) != through_others
+            },
+            |k, table, column| {
+                let (t, c) = (table_ref(table), quote_ident(column));
+                format!(
+                    "(SELECT DISTINCT {k} AS k, v FROM (SELECT {c}::text AS v FROM {t} LIMIT {SAMPLE_ROWS}) s WHERE v IS NOT NULL)"
+                )
+            },
+            // Distinct values stay distinct under a deterministic collation.
+            "k, v",
+            |sql| source.internal(sql, Some(SAMPLE_BUDGET)),
+        );
+    }
     Ok(Catalog {
         engine: source.status.version.clone(),
         tables,
     })
+}
+
+/// Partitioned tables (every level of partitions under each) and foreign
+/// tables of the schemas on the search path, in one catalog query: how
+/// each parent is partitioned, its partitions counted (their row
+/// estimates summed into the parent's), and the servers of those that are
+/// foreign tables, by name only (a server's options hold its address).
+/// The partitions themselves are never listed as tables. Run only when
+/// the schema has such tables; when it fails (a server that speaks the
+/// wire but keeps another catalog), the tables go undescribed rather than
+/// the schema unread.
+const PARTITIONS: &str = "\
+    WITH RECURSIVE tree AS ( \
+      SELECT c.oid AS root, c.oid AS relid FROM pg_class c \
+      WHERE c.relkind IN ('p', 'f') AND NOT c.relispartition AND c.relnamespace IN \
+        (SELECT oid FROM pg_namespace WHERE nspname = ANY (current_schemas(false))) \
+      UNION ALL \
+      SELECT t.root, i.inhrelid FROM tree t JOIN pg_inherits i ON i.inhparent = t.relid) \
+    SELECT CASE WHEN n.nspname = current_schema() THEN r.relname ELSE n.nspname || '.' || r.relname END, \
+      CASE WHEN r.relkind = 'p' THEN pg_get_partkeydef(r.oid) END, \
+      count(*) FILTER (WHERE l.relkind <> 'p')::int8, \
+      sum(greatest(l.reltuples, 0)) FILTER (WHERE l.relkind IN ('r', 'm', 'f'))::float8, \
+      bool_or(l.relkind IN ('r', 'm', 'f') AND l.reltuples >= 0), \
+      count(*) FILTER (WHERE l.relkind = 'f')::int8, \
+      coalesce(string_agg(DISTINCT s.srvname::text, E'\\x1f'), '') \
+    FROM tree t JOIN pg_class r ON r.oid = t.root JOIN pg_namespace n ON n.oid = r.relnamespace \
+    JOIN pg_class l ON l.oid = t.relid \
+    LEFT JOIN pg_foreign_table ft ON ft.ftrelid = l.oid \
+    LEFT JOIN pg_foreign_server s ON s.oid = ft.ftserver \
+    GROUP BY n.nspname, r.relname, r.oid, r.relkind";
+
+/// Describes each partitioned and foreign table (see [`PARTITIONS`]);
+/// returns those read (wholly or in part) through other servers.
+fn describe_partitions(source: &PostgresSource, tables: &mut [Table]) -> HashSet<String> {
+    let mut remote = HashSet::new();
+    let rows = match source.internal(PARTITIONS, Some(SAMPLE_BUDGET)) {
+        Ok(rows) => rows,
+        Err(e) => {
+            tracing::info!("partitions not described: {e}");
+            return remote;
+        }
+    };
+    let index: HashMap<String, usize> = tables
+        .iter()
+        .enumerate()
+        .map(|(i, t)| (t.name.clone(), i))
+        .collect();
+    for r in &rows.rows {
+        let cell = |i: usize| r.get(i).and_then(text).unwrap_or_default();
+        let Some(t) = index.get(&cell(0)).map(|&i| &mut tables[i]) else {
+            continue;
+        };
+        let int = |i: usize| match r.get(i) {
+            Some(Value::Int(n)) => (*n).max(0) as usize,
+            _ => 0,
+        };
+        let mut servers: Vec<String> = cell(6)
+            .split('\u{1f}')
+            .filter(|s| !s.is_empty())
+            .map(str::to_string)
+            .collect();
+        servers.sort();
+        let key = cell(1);
+        let p = Partitioning {
+            partitions: if key.is_empty() { 0 } else { int(2) },
+            key,
+            sub_key: None,
+            remote: int(5),
+            servers,
+            remote_kind: RemoteKind::Foreign,
+        };
+        if !p.key.is_empty() {
+            // A parent holds no rows itself: its estimate is its partitions'.
+            t.row_estimate = match (r.get(3), r.get(4)) {
+                (Some(Value::Float(f)), Some(Value::Bool(true))) => Some(*f as u64),
+                _ => None,
+            };
+        }
+        if p.remote > 0 {
+            remote.insert(t.name.clone());
+        }
+        let own = t.comment.take();
+        t.comment = Some(with_comment(own, p.describe()));
+    }
+    remote
 }
 
 // Type OIDs (pg_type.dat).

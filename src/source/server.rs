@@ -247,6 +247,7 @@ const IDLE_CHECK: Duration = Duration::from_secs(60);
 pub(crate) struct Liveness {
     last_used: std::sync::Mutex<Instant>,
     broken: AtomicBool,
+    abandoned: AtomicBool,
 }
 
 impl Liveness {
@@ -254,6 +255,7 @@ impl Liveness {
         Liveness {
             last_used: std::sync::Mutex::new(Instant::now()),
             broken: AtomicBool::new(false),
+            abandoned: AtomicBool::new(false),
         }
     }
 
@@ -264,6 +266,13 @@ impl Liveness {
                 .lock()
                 .map(|t| t.elapsed() > IDLE_CHECK)
                 .unwrap_or(true)
+    }
+
+    /// The connection was left in the middle of a reply: it is made again,
+    /// without asking it anything, before it is used.
+    pub(crate) fn abandon(&self) {
+        self.abandoned.store(true, Ordering::SeqCst);
+        self.broken.store(true, Ordering::SeqCst);
     }
 
     /// The connection just worked.
@@ -292,20 +301,72 @@ impl Liveness {
     }
 }
 
+/// How long a statement may go on after aiq asked the server to stop it
+/// (Ctrl-C, the timeout) before aiq stops waiting for it. A server that
+/// waits on another one may not stop at once: a MariaDB Spider head does
+/// not pass `KILL QUERY` on to a shard that is busy.
+pub(crate) const GIVE_UP_AFTER: Duration = Duration::from_secs(3);
+
+/// Set when aiq asked the server to stop the running statement; see
+/// [`run_statement`].
+#[derive(Clone, Default)]
+pub(crate) struct Interrupted(std::sync::Arc<AtomicBool>);
+
+impl Interrupted {
+    /// `interrupt`, noting first that it was called.
+    pub(crate) fn noting(
+        &self,
+        interrupt: impl Fn() + Send + Sync + 'static,
+    ) -> impl Fn() + Send + Sync + 'static {
+        let flag = std::sync::Arc::clone(&self.0);
+        move || {
+            flag.store(true, Ordering::SeqCst);
+            interrupt()
+        }
+    }
+
+    /// Resolves [`GIVE_UP_AFTER`] after the interrupt, never before it.
+    async fn given_up(&self) {
+        while !self.0.load(Ordering::SeqCst) {
+            tokio::time::sleep(Duration::from_millis(50)).await;
+        }
+        tokio::time::sleep(GIVE_UP_AFTER).await;
+    }
+}
+
 /// Runs one statement's work on a server connection: `body` gets the
 /// connection (locked for the statement), a success marks it as alive, and
 /// the count reported is the rows streamed, or for a write that returns no
-/// rows, the rows it changed.
+/// rows, the rows it changed. When the server has not ended a read
+/// [`GIVE_UP_AFTER`] it was asked to, aiq stops waiting: the connection,
+/// left in the middle of a reply, is dropped and made again before the
+/// next statement, and the read counts as cancelled.
 pub(crate) fn run_statement<C>(
     rt: &tokio::runtime::Runtime,
     conn: &tokio::sync::Mutex<C>,
     live: &Liveness,
     write: bool,
+    interrupted: &Interrupted,
     body: impl AsyncFnOnce(&mut C) -> Result<(u64, u64), ExecError>,
 ) -> Result<u64, ExecError> {
     let (rows, changed) = rt.block_on(async {
         let mut conn = conn.lock().await;
-        let result = body(&mut conn).await;
+        // A write is waited for: the server may still commit it, so it
+        // cannot be called cancelled until the server says so.
+        let give_up = async {
+            if write {
+                std::future::pending::<()>().await
+            }
+            interrupted.given_up().await
+        };
+        let result = tokio::select! {
+            result = body(&mut conn) => result,
+            () = give_up => {
+                tracing::info!("the server did not stop the statement; leaving its connection");
+                live.abandon();
+                Err(ExecError::Cancelled)
+            }
+        };
         if result.is_ok() {
             live.used();
         }
@@ -324,7 +385,8 @@ pub(crate) async fn revive<C: sqlx::Connection>(
     options: &C::Options,
     spec: &ServerSpec,
 ) -> Result<bool, ExecError> {
-    if !live.needs_check() || conn.ping().await.is_ok() {
+    let abandoned = live.abandoned.swap(false, Ordering::SeqCst);
+    if !abandoned && (!live.needs_check() || conn.ping().await.is_ok()) {
         return Ok(false);
     }
     tracing::info!("the connection was lost; connecting again");

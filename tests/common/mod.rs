@@ -15,6 +15,7 @@ pub mod payloads;
 #[cfg(unix)]
 pub mod screen;
 pub mod servers;
+pub mod shards;
 pub mod shop;
 pub mod tricks;
 pub mod ways;

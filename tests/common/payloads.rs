@@ -63,6 +63,33 @@ pub const PAYLOADS: &[Payload] = &[
         "REPLACE INTO customers VALUES (1, 'Mallory', 'XX', 0, '2024-01-01')",
     ),
     p(W, "truncate", "dcpm", "TRUNCATE orders"),
+    // A Spider head's functions run SQL given as text on the shards, past
+    // the head's read-only transaction (harmless elsewhere: no such
+    // function).
+    p(
+        W,
+        "spider-direct-sql",
+        "m",
+        "SELECT spider_direct_sql('DELETE FROM orders', '', 'srv \"shard0\"')",
+    ),
+    p(
+        W,
+        "spider-bg-direct-sql",
+        "m",
+        "SELECT spider_bg_direct_sql('DELETE FROM customers', '', 'srv \"shard1\"')",
+    ),
+    p(
+        W,
+        "spider-copy-tables",
+        "m",
+        "SELECT spider_copy_tables('orders', '0', '1')",
+    ),
+    p(
+        E,
+        "fdw-disconnect",
+        "p",
+        "SELECT postgres_fdw_disconnect_all()",
+    ),
     p(
         W,
         "cte-delete",

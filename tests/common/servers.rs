@@ -29,7 +29,7 @@ pub const PASSWORD: &str = "pw-Analyst-4711";
 pub struct Server {
     pub port: u16,
     pub engine: Engine,
-    dir: PathBuf,
+    pub dir: PathBuf,
     bin: PathBuf,
 }
 
@@ -103,6 +103,56 @@ impl Server {
         String::from_utf8_lossy(&out.stdout).into_owned()
     }
 
+    /// Runs SQL with the server's own client as the test login [`USER`]
+    /// over TCP, in a read-only session as aiq opens one; the output, or
+    /// the server's error.
+    pub fn as_login_read_only(&self, sql: &str) -> Result<String, String> {
+        let mut cmd = match self.engine {
+            Engine::Postgres => {
+                let mut c = Command::new(self.bin.join("psql"));
+                c.args(["-X", "-q", "-A", "-t", "-v", "ON_ERROR_STOP=1"])
+                    .args(["-h", "127.0.0.1", "-U", USER, "-d", "shop"])
+                    .arg("-p")
+                    .arg(self.port.to_string())
+                    .env("PGPASSWORD", PASSWORD)
+                    .env("PGOPTIONS", "-c default_transaction_read_only=on");
+                c
+            }
+            Engine::MariaDb => {
+                let mut c = Command::new("mariadb");
+                c.args([
+                    "--no-defaults",
+                    "-N",
+                    "-B",
+                    "-h",
+                    "127.0.0.1",
+                    "-u",
+                    USER,
+                    "shop",
+                ])
+                .arg(format!("--port={}", self.port))
+                .args(["--init-command", "SET SESSION TRANSACTION READ ONLY"])
+                .env("MYSQL_PWD", PASSWORD);
+                c
+            }
+        };
+        let out = cmd
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .and_then(|mut child| {
+                child.stdin.take().unwrap().write_all(sql.as_bytes())?;
+                child.wait_with_output()
+            })
+            .expect("run the database client");
+        if out.status.success() {
+            Ok(String::from_utf8_lossy(&out.stdout).into_owned())
+        } else {
+            Err(String::from_utf8_lossy(&out.stderr).into_owned())
+        }
+    }
+
     /// Every row of the fixture's tables and the list of all tables, to
     /// prove nothing changed.
     pub fn shop_snapshot(&self) -> String {
@@ -138,18 +188,26 @@ pub fn mariadb() -> Option<&'static Server> {
 }
 
 fn start_or_skip(engine: Engine) -> Option<Server> {
-    let result = match engine {
+    started_or_skipped(&format!("{engine:?}"), || match engine {
         Engine::Postgres => start_postgres(),
         Engine::MariaDb => start_mariadb(),
-    };
-    match result {
+    })
+}
+
+/// What `start` started, or `None` with a loud message when it could not
+/// — a failure instead under `AIQ_REQUIRE_SERVERS=1`.
+pub(crate) fn started_or_skipped<T>(
+    what: &str,
+    start: impl FnOnce() -> Result<T, String>,
+) -> Option<T> {
+    match start() {
         Ok(server) => Some(server),
         Err(why) if std::env::var("AIQ_REQUIRE_SERVERS").as_deref() == Ok("1") => {
-            panic!("{engine:?} is required (AIQ_REQUIRE_SERVERS=1) but could not start: {why}")
+            panic!("{what} is required (AIQ_REQUIRE_SERVERS=1) but could not start: {why}")
         }
         Err(why) => {
             eprintln!(
-                "\n!!!! SKIPPING {engine:?} tests: {why}\n!!!! install the server (see .ci/run) to run them\n"
+                "\n!!!! SKIPPING {what} tests: {why}\n!!!! install the server (see .ci/run) to run them\n"
             );
             None
         }
@@ -381,7 +439,7 @@ fn make_certificates(dir: &Path) -> Result<(), String> {
     Ok(())
 }
 
-fn postgres_bindir() -> Option<PathBuf> {
+pub(crate) fn postgres_bindir() -> Option<PathBuf> {
     if let Ok(dir) = std::env::var("AIQ_PG_BINDIR") {
         return Some(PathBuf::from(dir));
     }
@@ -402,11 +460,42 @@ fn postgres_bindir() -> Option<PathBuf> {
 }
 
 fn start_postgres() -> Result<Server, String> {
+    let server = launch_postgres("pg")?;
+    server.admin(&format!(
+        "SET ROLE {USER};
+         {}
+         CREATE TYPE mood AS ENUM ('sad', 'happy');
+         CREATE TABLE kinds (id int PRIMARY KEY, small smallint, big bigint,
+           exact numeric(30,10), r real, dbl double precision, t text, flag boolean,
+           d date, tm time, ts timestamp, tstz timestamptz, iv interval, j json, jb jsonb,
+           u uuid, b bytea, arr int[], tags text[], ip inet, m mood);
+         INSERT INTO kinds VALUES (1, -32768, 9223372036854775807,
+           12345678901234567890.0123456789, 0.1, 0.1, 'héllo \"x\"', true,
+           '2024-02-29', '13:05:09.5', '2024-02-29 13:05:09', '2024-02-29 13:05:09+02',
+           '1 year 2 mons 3 days 04:05:06', '{{\"a\": [1, 2]}}', '{{\"b\": null}}',
+           'a0eebc99-9c0b-4ef8-bb6d-6bb9bd380a11', '\\xdeadbeef', '{{1,NULL,3}}',
+           '{{\"a b\",c}}', '192.168.0.1', 'happy');
+         INSERT INTO kinds (id) VALUES (2);
+         CREATE VIEW big_spenders AS SELECT customer_id, sum(total) AS spent FROM orders GROUP BY customer_id;
+         CREATE TABLE scratch (n int);
+         RESET ROLE;
+         CREATE TABLE secret_notes (note text);
+         INSERT INTO secret_notes VALUES ('classified');
+         ANALYZE;",
+        shop_sql("TEXT")
+    ));
+    Ok(server)
+}
+
+/// A PostgreSQL server of its own (folder `name-PID`), with the database
+/// `shop` and the login [`USER`] that may create tables in it; nothing in
+/// it yet.
+pub(crate) fn launch_postgres(name: &str) -> Result<Server, String> {
     let bin = postgres_bindir().ok_or(
         "no PostgreSQL server found (/usr/lib/postgresql/*/bin; Debian package postgresql)",
     )?;
     let who = run_as("postgres")?;
-    let dir = server_dir("pg")?;
+    let dir = server_dir(name)?;
     let data = dir.join("data");
     make_certificates(&dir)?;
     if let Some((uid, gid)) = who {
@@ -494,33 +583,35 @@ fn start_postgres() -> Result<Server, String> {
     run(&mut psql("CREATE DATABASE shop"), "CREATE DATABASE")?;
     server.admin(&format!(
         "CREATE ROLE {USER} LOGIN PASSWORD '{PASSWORD}';
-         GRANT ALL ON SCHEMA public TO {USER};
-         SET ROLE {USER};
-         {}
-         CREATE TYPE mood AS ENUM ('sad', 'happy');
-         CREATE TABLE kinds (id int PRIMARY KEY, small smallint, big bigint,
-           exact numeric(30,10), r real, dbl double precision, t text, flag boolean,
-           d date, tm time, ts timestamp, tstz timestamptz, iv interval, j json, jb jsonb,
-           u uuid, b bytea, arr int[], tags text[], ip inet, m mood);
-         INSERT INTO kinds VALUES (1, -32768, 9223372036854775807,
-           12345678901234567890.0123456789, 0.1, 0.1, 'héllo \"x\"', true,
-           '2024-02-29', '13:05:09.5', '2024-02-29 13:05:09', '2024-02-29 13:05:09+02',
-           '1 year 2 mons 3 days 04:05:06', '{{\"a\": [1, 2]}}', '{{\"b\": null}}',
-           'a0eebc99-9c0b-4ef8-bb6d-6bb9bd380a11', '\\xdeadbeef', '{{1,NULL,3}}',
-           '{{\"a b\",c}}', '192.168.0.1', 'happy');
-         INSERT INTO kinds (id) VALUES (2);
-         CREATE VIEW big_spenders AS SELECT customer_id, sum(total) AS spent FROM orders GROUP BY customer_id;
-         CREATE TABLE scratch (n int);
-         RESET ROLE;
-         CREATE TABLE secret_notes (note text);
-         INSERT INTO secret_notes VALUES ('classified');
-         ANALYZE;",
-        shop_sql("TEXT")
+         GRANT ALL ON SCHEMA public TO {USER};"
     ));
     Ok(server)
 }
 
 fn start_mariadb() -> Result<Server, String> {
+    let server = launch_mariadb("mariadb")?;
+    server.admin(&format!(
+        "{}
+         CREATE TABLE kinds (id INT PRIMARY KEY, small SMALLINT, big BIGINT,
+           ubig BIGINT UNSIGNED, exact DECIMAL(30,10), dbl DOUBLE, t VARCHAR(50),
+           flag BOOLEAN, d DATE, tm TIME, ts DATETIME(6), j JSON, b VARBINARY(8),
+           e ENUM('a','b'), bits BIT(8));
+         INSERT INTO kinds VALUES (1, -32768, 9223372036854775807, 18446744073709551615,
+           12345678901234567890.0123456789, 0.1, 'héllo', true, '2024-02-29', '13:05:09',
+           '2024-02-29 13:05:09.250000', '{{\"a\": [1, 2]}}', X'DEADBEEF', 'b', b'00000101');
+         INSERT INTO kinds (id) VALUES (2);
+         CREATE VIEW big_spenders AS SELECT customer_id, sum(total) AS spent FROM orders GROUP BY customer_id;
+         CREATE TABLE scratch (n int);
+         ANALYZE TABLE customers, orders, kinds;",
+        shop_sql("VARCHAR(40)")
+    ));
+    Ok(server)
+}
+
+/// A MariaDB server of its own (folder `name-PID`), with the database
+/// `shop` and the login [`USER`] that may do anything in it; nothing in
+/// it yet.
+pub(crate) fn launch_mariadb(name: &str) -> Result<Server, String> {
     let install = which("mariadb-install-db")
         .ok_or("no MariaDB server found (mariadb-install-db; Debian package mariadb-server)")?;
     let mariadbd = ["/usr/sbin/mariadbd", "/usr/sbin/mysqld"]
@@ -530,7 +621,7 @@ fn start_mariadb() -> Result<Server, String> {
         .or_else(|| which("mariadbd"))
         .ok_or("no mariadbd binary found (Debian package mariadb-server)")?;
     let root = unsafe { libc::geteuid() } == 0;
-    let dir = server_dir("mariadb")?;
+    let dir = server_dir(name)?;
     let data = dir.join("data");
     make_certificates(&dir)?;
     let mut init = Command::new(&install);
@@ -595,21 +686,6 @@ fn start_mariadb() -> Result<Server, String> {
         dir,
         bin: PathBuf::new(),
     };
-    server.admin(&format!(
-        "{}
-         CREATE TABLE kinds (id INT PRIMARY KEY, small SMALLINT, big BIGINT,
-           ubig BIGINT UNSIGNED, exact DECIMAL(30,10), dbl DOUBLE, t VARCHAR(50),
-           flag BOOLEAN, d DATE, tm TIME, ts DATETIME(6), j JSON, b VARBINARY(8),
-           e ENUM('a','b'), bits BIT(8));
-         INSERT INTO kinds VALUES (1, -32768, 9223372036854775807, 18446744073709551615,
-           12345678901234567890.0123456789, 0.1, 'héllo', true, '2024-02-29', '13:05:09',
-           '2024-02-29 13:05:09.250000', '{{\"a\": [1, 2]}}', X'DEADBEEF', 'b', b'00000101');
-         INSERT INTO kinds (id) VALUES (2);
-         CREATE VIEW big_spenders AS SELECT customer_id, sum(total) AS spent FROM orders GROUP BY customer_id;
-         CREATE TABLE scratch (n int);
-         ANALYZE TABLE customers, orders, kinds;",
-        shop_sql("VARCHAR(40)")
-    ));
     Ok(server)
 }
 

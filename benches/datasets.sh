@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Data-file sources at scale (README "Performance"): whole single-shot
+# Data-file sources at scale (docs/performance.md): whole single-shot
 # processes, medians of hyperfine runs.
 #
 #   bash benches/datasets.sh [AIQ_BINARY]     # default: target/release/aiq

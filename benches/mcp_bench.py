@@ -1,4 +1,4 @@
-"""How fast `aiq mcp` answers an MCP client (README "Performance").
+"""How fast `aiq mcp` answers an MCP client (docs/performance.md).
 
     ~/.cache/aiq-mcp-venv/bin/python benches/mcp_bench.py [AIQ_BINARY]   # default: target/release/aiq
 

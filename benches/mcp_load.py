@@ -1,4 +1,4 @@
-"""`aiq mcp` under load (README "Performance"): many MCP clients at once.
+"""`aiq mcp` under load (docs/performance.md): many MCP clients at once.
 
     ~/.cache/aiq-mcp-venv/bin/python benches/mcp_load.py [AIQ_BINARY] [--calls N] [--levels 1,10,64,200]
 

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# aiq benchmarks (README "Performance"). Timing goals live here, never in tests.
+# aiq benchmarks (docs/performance.md). Timing goals live here, never in tests.
 #
 #   bash benches/run.sh [AIQ_BINARY]      # default: target/release/aiq
 #

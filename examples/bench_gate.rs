@@ -1,5 +1,5 @@
-//! Benchmark of the safety gate's cost per statement (README
-//! "Performance"), in process: a 2 KB read-only statement (a CTE, joins, a
+//! Benchmark of the safety gate's cost per statement
+//! (docs/performance.md), in process: a 2 KB read-only statement (a CTE, joins, a
 //! long select list) checked by the first pass alone (`safety::check`,
 //! sqlparser), by the engine's own reading alone
 //! (`DataSource::read_statement`), and by the whole gate, which runs the

@@ -1,4 +1,4 @@
-//! Benchmark of the Lua sandbox (README "Performance"), in-process:
+//! Benchmark of the Lua sandbox (docs/performance.md), in-process:
 //!
 //! 1. sandbox start to first statement: from calling `lua::run` (fresh
 //!    state, libraries, prelude, host functions, limits) to the statement

@@ -5,7 +5,7 @@
 /// JSON make many small allocations, and mimalloc's size-class pages (on
 /// transparent huge pages where the system offers them) keep them close
 /// together — 100,000 rows into a Lua program take about a fifth less time
-/// (README "Performance").
+/// (docs/performance.md).
 #[global_allocator]
 static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
 

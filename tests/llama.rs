@@ -224,7 +224,7 @@ impl aiq::agent::EventSink for Quiet {
 /// A three-question chat (one conversation, as in `aiq` chat): the second
 /// and third questions' first requests evaluate at most a fifth of the
 /// prompt tokens the first one did — the rest is the prefix the server
-/// kept. Printed figures go to README "Performance".
+/// kept. Printed figures go to docs/performance.md.
 #[test]
 fn the_servers_log_is_read_request_by_request() {
     let log = "INFO:     127.0.0.1:1 - \"POST /v1/chat/completions HTTP/1.1\" 200 OK

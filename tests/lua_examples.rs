@@ -1,5 +1,5 @@
 //! The scripts in `examples/lua/` over the demo shop (examples/demo_shop.rs):
-//! each runs with `--lua … -f csv`, prints the report README describes, and
+//! each runs with `--lua … -f csv`, prints the report docs/lua.md describes, and
 //! gives the same CSV on the SQLite and the DuckDB shop.
 
 mod common;

@@ -5,8 +5,8 @@
 //! schema first, history after it, what a question adds last — while every
 //! question's tables still reach the model.
 //!
-//! `cargo test --test prefix -- --nocapture` prints the figures README
-//! "Performance" quotes.
+//! `cargo test --test prefix -- --nocapture` prints the figures
+//! docs/performance.md quotes.
 
 mod common;
 #[path = "linking/fixture.rs"]

@@ -18,7 +18,7 @@ use crate::source::QueryStats;
 /// The tool a model with tool support calls to answer with a program.
 pub const RUN_LUA: &str = "run_lua";
 
-/// What the model is told about the sandbox's API (also in README).
+/// What the model is told about the sandbox's API (also in docs/lua.md).
 pub const API: &str = "The program runs in a sandbox with Lua's base, string, table, math, utf8 and coroutine libraries and os.time/os.clock/os.date (no io, require or debug). The `aiq` table: \
 aiq.query(sql [, params]) runs one statement and returns a list of rows, each a table keyed by column name (NULL is nil; dates are ISO strings; rows.columns lists the column names in order); placeholders ? or $1 take values from a list, :name from a table of names; \
 aiq.tables() returns the table names; aiq.schema(name) returns {name, columns = {{name, type, nullable, primary_key}, …}, foreign_keys, row_estimate}; \

@@ -8,7 +8,7 @@ use std::ops::ControlFlow;
 
 use sqlparser::ast::{Expr, ObjectName, Query, SetExpr, Statement, TableFactor, Visit, Visitor};
 use sqlparser::dialect::ClickHouseDialect;
-use sqlparser::tokenizer::{Token, Tokenizer};
+use sqlparser::tokenizer::{Token, Tokenizer, Whitespace};
 
 use super::{Dialect, Refusal};
 
@@ -495,21 +495,35 @@ fn clickhouse_table_function(name: &str) -> Class {
     }
 }
 
-/// ClickHouse's `INTO OUTFILE` and `FROM INFILE`, found in the tokens
-/// (sqlparser does not read them): files on the machine, refused in every
-/// mode.
-pub(super) fn clickhouse_files(text: &str) -> Option<Refusal> {
+/// What ClickHouse's tokens alone refuse: `INTO OUTFILE` and `FROM
+/// INFILE` (sqlparser does not read them; files on the machine), a block
+/// comment inside a block comment (sqlparser nests them, older servers do
+/// not, so the two would read different statements), and dollar-quoted
+/// text (newer servers read it as a string, older ones do not).
+pub(super) fn clickhouse_tokens(text: &str) -> Option<Refusal> {
     let tokens = Tokenizer::new(&ClickHouseDialect {}, text)
         .tokenize()
         .ok()?;
-    let words: Vec<String> = tokens
-        .iter()
-        .filter_map(|t| match t {
-            Token::Whitespace(_) => None,
-            Token::Word(w) if w.quote_style.is_none() => Some(w.value.to_ascii_lowercase()),
-            _ => Some(String::new()),
-        })
-        .collect();
+    let mut words: Vec<String> = Vec::new();
+    for t in &tokens {
+        match t {
+            Token::Whitespace(Whitespace::MultiLineComment(c)) if c.contains("/*") => {
+                return Some(Refusal::Forbidden {
+                    kind: "a comment inside a comment".into(),
+                    why: "ClickHouse releases read nested comments differently, so the check could see another statement than the server",
+                })
+            }
+            Token::DollarQuotedString(_) => {
+                return Some(Refusal::Forbidden {
+                    kind: "dollar-quoted text".into(),
+                    why: "ClickHouse releases read it differently, so the check could see another statement than the server",
+                })
+            }
+            Token::Whitespace(_) => {}
+            Token::Word(w) if w.quote_style.is_none() => words.push(w.value.to_ascii_lowercase()),
+            _ => words.push(String::new()),
+        }
+    }
     words
         .windows(2)
         .find_map(|pair| match (pair[0].as_str(), pair[1].as_str()) {

@@ -292,7 +292,7 @@ fn first_pass(text: &str, dialect: Dialect) -> Result<(Class, String), Refusal> 
         });
     }
     if dialect == Dialect::ClickHouse {
-        if let Some(refusal) = classify::clickhouse_files(text) {
+        if let Some(refusal) = classify::clickhouse_tokens(text) {
             return Err(refusal);
         }
     }

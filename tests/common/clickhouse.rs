@@ -160,8 +160,11 @@ fn start() -> Result<Cluster, String> {
         let dir = server_dir(&format!("clickhouse{i}"))?;
         write_config(&dir, *http_port, *tcp_port, &ports)?;
         let mut cmd = command(&server, None, Some(libc::SIGKILL));
-        cmd.arg(format!("--config-file={}", dir.join("config.xml").display()))
-            .current_dir(&dir);
+        cmd.arg(format!(
+            "--config-file={}",
+            dir.join("config.xml").display()
+        ))
+        .current_dir(&dir);
         spawn_server(cmd, &dir, libc::SIGKILL)?;
         shards.push(Shard {
             http_port: *http_port,
@@ -178,6 +181,11 @@ fn start() -> Result<Cluster, String> {
     for (i, shard) in cluster.shards.iter().enumerate() {
         shard.admin(&fixture(i));
     }
+    // Ten million rows on the first shard, for streaming and cancelling.
+    cluster.first().admin(
+        "CREATE TABLE shop.big ENGINE = MergeTree ORDER BY n AS \
+         SELECT number AS n, toString(number) AS s FROM numbers(10000000)",
+    );
     Ok(cluster)
 }
 
@@ -200,9 +208,7 @@ fn write_config(dir: &Path, http: u16, tcp: u16, all: &[(u16, u16)]) -> Result<(
     let shards: String = all
         .iter()
         .map(|(_, tcp)| {
-            format!(
-                "<shard><replica><host>127.0.0.1</host><port>{tcp}</port></replica></shard>"
-            )
+            format!("<shard><replica><host>127.0.0.1</host><port>{tcp}</port></replica></shard>")
         })
         .collect();
     let config = format!(
@@ -270,7 +276,7 @@ fn fixture(i: usize) -> String {
         ));
     }
     sql.push_str(&format!(
-        "INSERT INTO shop.kinds VALUES (1, -128, 18446744073709551615, -9223372036854775808, 12345678901234567890.0123456789, 0.1, 'tab\\there', 'x', 'ab', '2024-02-29', '2024-02-29 13:05:09', '2024-02-29 13:05:09', '61f0c404-5cb3-11e7-907b-a6006ad3dba0', 'large', ['a', NULL, 'it''s'], [[1, 2], [3]], (7, 'seven'), 16909060);
+        "INSERT INTO shop.kinds VALUES (1, -128, 18446744073709551615, -9223372036854775808, 12345678901234567890.0123456789, 0.1, 'tab\\there', 'x', 'ab', '2024-02-29', '2024-02-29 13:05:09', '2024-02-29 13:05:09', '61f0c404-5cb3-11e7-907b-a6006ad3dba0', 'large', ['a', NULL, 'it\\'s'], [[1, 2], [3]], (7, 'seven'), 16909060);
          INSERT INTO shop.kinds (id) VALUES (2);
          INSERT INTO shop.payroll VALUES (1, {HIDDEN_NUMBER}, '{HIDDEN_TEXT}');\n"
     ));

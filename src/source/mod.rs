@@ -9,6 +9,8 @@
 
 mod clickhouse;
 mod clickhouse_catalog;
+#[cfg(test)]
+mod clickhouse_server_tests;
 mod clickhouse_text;
 mod dataset;
 mod duckdb;

@@ -4,11 +4,8 @@
 //! every table function that reaches outside fails on the server, nothing
 //! changes on either shard, and the session is still read-only after.
 
-#[path = "../../tests/common/shop.rs"]
-mod shop;
-
-#[path = "../../tests/common/servers.rs"]
-mod servers;
+// The shared harness, loaded once (tests/common/clickhouse.rs uses both).
+use super::server_tests::{servers, shop};
 
 #[path = "../../tests/common/clickhouse.rs"]
 mod clickhouse;

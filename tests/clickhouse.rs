@@ -473,7 +473,8 @@ fn the_catalog_is_cached_until_it_changes() {
     assert!(!schema(&sb).contains("cache_probe"));
 }
 
-/// The attacker's corpus through one Lua script per batch and a
+/// The attacker's corpus through one Lua script per batch, one MCP
+/// session per batch (when the MCP SDK is there; CI requires it) and a
 /// stratified sample through `-e`, read-only and with `--allow-write`
 /// (never `--yes`), payroll hidden: nothing changed on either shard,
 /// nothing hidden shown, the source still answering.
@@ -504,11 +505,15 @@ fn hostile_corpus_changes_nothing_on_either_shard() {
         sent += corpus.len() + sample.len();
         findings.extend(ways::run_lua(&target, &corpus));
         findings.extend(ways::run_exec(&target, &sample));
+        if let Some(python) = common::mcp::python() {
+            sent += corpus.len();
+            findings.extend(common::mcp_attack::run_mcp(&target, python, &corpus));
+        }
     }
     let after = c.snapshot();
     let text = report(&findings);
     eprintln!(
-        "clickhouse through lua and -e: {sent} variants in {:.1} s; {}",
+        "clickhouse through lua, -e and mcp: {sent} variants in {:.1} s; {}",
         started.elapsed().as_secs_f64(),
         text.lines().next().unwrap_or_default()
     );

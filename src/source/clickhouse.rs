@@ -479,28 +479,33 @@ impl Endpoint {
             let Some(chunk) = chunk else { break };
             let chunk =
                 chunk.map_err(|e| ExecError::Engine(format!("the answer broke off: {e}")))?;
-            pending.extend_from_slice(&chunk);
-            let mut start = 0;
-            while let Some(end) = pending[start..].iter().position(|b| *b == b'\n') {
-                let line = &pending[start..start + end];
-                start += end + 1;
-                if is_exception_line(line) {
-                    let rest = String::from_utf8_lossy(&pending[start - end - 1..]).into_owned();
-                    return Err(self.exception_error(&rest));
+            // Lines are read from the chunk where they lie; only a line cut
+            // by the chunk's end is copied, to be finished by the next one.
+            let mut data: &[u8] = &chunk;
+            if !pending.is_empty() {
+                let Some(end) = data.iter().position(|b| *b == b'\n') else {
+                    pending.extend_from_slice(data);
+                    continue;
+                };
+                pending.extend_from_slice(&data[..end]);
+                let line = std::mem::take(&mut pending);
+                data = &data[end + 1..];
+                if let Err(e) = self.take(&mut reader, &line, data, sink) {
+                    return Err(self.stopped(e, body, &id).await);
                 }
-                if let Err(e) = reader.line(line, sink) {
-                    if super::EnoughRows::is(&e) {
-                        // Enough rows: stop the statement rather than drain it.
-                        drop(body);
-                        self.kill(&id).await;
-                    }
-                    return Err(e.into());
+            }
+            let mut start = 0;
+            while let Some(end) = data[start..].iter().position(|b| *b == b'\n') {
+                let line = &data[start..start + end];
+                start += end + 1;
+                if let Err(e) = self.take(&mut reader, line, &data[start..], sink) {
+                    return Err(self.stopped(e, body, &id).await);
                 }
                 if reader.rows.is_multiple_of(4096) && cancel.is_cancelled() {
                     return Err(ExecError::Cancelled);
                 }
             }
-            pending.drain(..start);
+            pending.extend_from_slice(&data[start..]);
         }
         if !pending.is_empty() {
             if is_exception_line(&pending) {
@@ -513,6 +518,36 @@ impl Endpoint {
             sink.columns(&[])?;
         }
         Ok(reader.rows)
+    }
+
+    /// One line of the answer into `reader`; `rest` is what follows it,
+    /// for the message of an exception the server appended.
+    fn take(
+        &self,
+        reader: &mut Rows,
+        line: &[u8],
+        rest: &[u8],
+        sink: &mut dyn RowSink,
+    ) -> Result<(), ExecError> {
+        if is_exception_line(line) {
+            let mut text = String::from_utf8_lossy(line).into_owned();
+            text.push('\n');
+            text.push_str(&String::from_utf8_lossy(rest));
+            return Err(self.exception_error(&text));
+        }
+        reader.line(line, sink).map_err(ExecError::from)
+    }
+
+    /// Ends a statement the sink stopped: a sink with enough rows stops
+    /// it on the server too, rather than have the rest sent and drained.
+    async fn stopped<B>(&self, e: ExecError, body: B, id: &str) -> ExecError {
+        if let ExecError::Output(io) = &e {
+            if super::EnoughRows::is(io) {
+                drop(body);
+                self.kill(id).await;
+            }
+        }
+        e
     }
 
     fn exception_error(&self, text: &str) -> ExecError {

@@ -371,10 +371,23 @@ pub(crate) fn sample_columns(
     order: &str,
     run: impl FnOnce(&str) -> Result<Collect, ExecError>,
 ) {
+    sample_columns_up_to(2000, tables, skip, part, order, run)
+}
+
+/// [`sample_columns`] for at most `cap` columns, for engines where each
+/// sampled table costs the query more.
+pub(crate) fn sample_columns_up_to(
+    cap: usize,
+    tables: &mut [Table],
+    skip: impl Fn(&str) -> bool,
+    part: impl Fn(usize, &str, &str) -> String,
+    order: &str,
+    run: impl FnOnce(&str) -> Result<Collect, ExecError>,
+) {
     let targets: Vec<(usize, usize)> = sample_targets(tables, false)
         .into_iter()
         .filter(|(ti, _)| !skip(&tables[*ti].name))
-        .take(2000)
+        .take(cap)
         .collect();
     if targets.is_empty() {
         return;

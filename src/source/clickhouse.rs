@@ -483,7 +483,7 @@ impl Endpoint {
             // by the chunk's end is copied, to be finished by the next one.
             let mut data: &[u8] = &chunk;
             if !pending.is_empty() {
-                let Some(end) = data.iter().position(|b| *b == b'\n') else {
+                let Some(end) = memchr::memchr(b'\n', data) else {
                     pending.extend_from_slice(data);
                     continue;
                 };
@@ -495,7 +495,7 @@ impl Endpoint {
                 }
             }
             let mut start = 0;
-            while let Some(end) = data[start..].iter().position(|b| *b == b'\n') {
+            while let Some(end) = memchr::memchr(b'\n', &data[start..]) {
                 let line = &data[start..start + end];
                 start += end + 1;
                 if let Err(e) = self.take(&mut reader, line, &data[start..], sink) {
@@ -591,7 +591,7 @@ struct Rows {
 
 impl Rows {
     fn line(&mut self, line: &[u8], sink: &mut dyn RowSink) -> std::io::Result<()> {
-        let fields = line.split(|b| *b == b'\t');
+        let fields = fields(line);
         match self.stage {
             0 => {
                 self.names = fields.map(header_text).collect();
@@ -628,6 +628,25 @@ impl Rows {
         }
         Ok(())
     }
+}
+
+/// The tab-separated fields of one line.
+fn fields(line: &[u8]) -> impl Iterator<Item = &[u8]> {
+    let mut tabs = memchr::memchr_iter(b'\t', line);
+    let mut start = Some(0);
+    std::iter::from_fn(move || {
+        let from = start?;
+        match tabs.next() {
+            Some(tab) => {
+                start = Some(tab + 1);
+                Some(&line[from..tab])
+            }
+            None => {
+                start = None;
+                Some(&line[from..])
+            }
+        }
+    })
 }
 
 /// A name or type of the header lines, unescaped.

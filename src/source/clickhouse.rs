@@ -29,12 +29,14 @@ use std::time::Duration;
 use futures_util::StreamExt;
 use reqwest::{StatusCode, Url};
 
-use super::clickhouse_text::{exception, is_exception_line, Kind};
+use super::clickhouse_rows::Rows;
+use super::clickhouse_text::{exception, is_exception_line};
+use super::clickhouse_url::parse_url;
 use super::server::{self, Collect, ConnectFailure, ServerStatus};
 use super::spec::{redact_url, ServerSpec};
 use super::{
-    CancelToken, Column, DataSource, EngineKind, ExecError, Guard, OpenOptions, QueryStats,
-    RowSink, SourceError, Value,
+    CancelToken, DataSource, EngineKind, ExecError, Guard, OpenOptions, QueryStats, RowSink,
+    SourceError,
 };
 use crate::safety::CheckedSql;
 use crate::schema::Catalog;
@@ -275,90 +277,6 @@ impl ClickHouseSource {
     }
 }
 
-/// What a `clickhouse://` URL says.
-#[derive(Debug, PartialEq)]
-struct ParsedUrl {
-    base: Url,
-    user: String,
-    password: Option<String>,
-    database: String,
-    ca: Option<std::path::PathBuf>,
-}
-
-/// `clickhouse[s]://[USER[:PASSWORD]@]HOST[:PORT][/DATABASE][?sslrootcert=FILE]`.
-fn parse_url(url: &str) -> Result<ParsedUrl, String> {
-    let (scheme, rest) = url.split_once("://").ok_or("no scheme")?;
-    let (http, port) = if scheme.eq_ignore_ascii_case("clickhouses") {
-        ("https", 8443)
-    } else {
-        ("http", 8123)
-    };
-    let mut parsed = Url::parse(&format!("{http}://{rest}")).map_err(|e| e.to_string())?;
-    if parsed.host_str().is_none_or(str::is_empty) {
-        return Err("it names no host".into());
-    }
-    let decode = |s: &str| {
-        percent_decode(s)
-            .ok_or_else(|| "the user or password is not valid percent-encoded UTF-8".to_string())
-    };
-    let user = match parsed.username() {
-        "" => "default".to_string(),
-        u => decode(u)?,
-    };
-    let password = parsed.password().map(decode).transpose()?;
-    let database = decode(parsed.path().trim_matches('/'))?;
-    if database.contains('/') {
-        return Err("the path must be one database name".into());
-    }
-    let mut ca = None;
-    for (key, value) in parsed.query_pairs() {
-        match key.as_ref() {
-            "sslrootcert" => ca = Some(std::path::PathBuf::from(value.as_ref())),
-            other => {
-                return Err(format!(
-                    "unknown parameter '{other}' (aiq knows sslrootcert=FILE)"
-                ))
-            }
-        }
-    }
-    if parsed.port().is_none() {
-        let _ = parsed.set_port(Some(port));
-    }
-    let _ = parsed.set_username("");
-    let _ = parsed.set_password(None);
-    parsed.set_path("/");
-    parsed.set_query(None);
-    Ok(ParsedUrl {
-        base: parsed,
-        user,
-        password,
-        database: if database.is_empty() {
-            "default".into()
-        } else {
-            database
-        },
-        ca,
-    })
-}
-
-/// `%XX` escapes decoded (URLs keep user and password percent-encoded).
-fn percent_decode(s: &str) -> Option<String> {
-    let b = s.as_bytes();
-    let mut out = Vec::with_capacity(b.len());
-    let mut i = 0;
-    while i < b.len() {
-        if b[i] == b'%' && i + 2 < b.len() {
-            let hex = std::str::from_utf8(&b[i + 1..i + 3]).ok()?;
-            out.push(u8::from_str_radix(hex, 16).ok()?);
-            i += 3;
-        } else {
-            out.push(b[i]);
-            i += 1;
-        }
-    }
-    String::from_utf8(out).ok()
-}
-
 /// A fresh id for one statement, for `KILL QUERY`.
 fn query_id() -> String {
     let mut bytes = [0u8; 12];
@@ -578,82 +496,6 @@ fn query_id_for_kill(query_id: &str) -> String {
     format!("{query_id}-kill")
 }
 
-/// Reads the lines of a `TabSeparatedWithNamesAndTypes` answer: names,
-/// types, then rows.
-#[derive(Default)]
-struct Rows {
-    stage: u8,
-    names: Vec<String>,
-    kinds: Vec<Kind>,
-    row: Vec<Value>,
-    rows: u64,
-}
-
-impl Rows {
-    fn line(&mut self, line: &[u8], sink: &mut dyn RowSink) -> std::io::Result<()> {
-        let fields = fields(line);
-        match self.stage {
-            0 => {
-                self.names = fields.map(header_text).collect();
-                self.stage = 1;
-            }
-            1 => {
-                let types: Vec<String> = fields.map(header_text).collect();
-                self.kinds = types.iter().map(|t| Kind::of(t)).collect();
-                let columns: Vec<Column> = self
-                    .names
-                    .iter()
-                    .zip(&types)
-                    .map(|(n, t)| Column::new(n.clone(), t.clone()))
-                    .collect();
-                self.stage = 2;
-                sink.columns(&columns)?;
-            }
-            _ => {
-                self.row.clear();
-                for (i, field) in fields.enumerate() {
-                    let kind = self.kinds.get(i).copied().unwrap_or(Kind::Text);
-                    self.row.push(kind.decode(field));
-                }
-                if self.row.len() != self.kinds.len() {
-                    return Err(std::io::Error::other(format!(
-                        "the server sent a row of {} fields for {} columns",
-                        self.row.len(),
-                        self.kinds.len()
-                    )));
-                }
-                sink.row(&self.row)?;
-                self.rows += 1;
-            }
-        }
-        Ok(())
-    }
-}
-
-/// The tab-separated fields of one line.
-fn fields(line: &[u8]) -> impl Iterator<Item = &[u8]> {
-    let mut tabs = memchr::memchr_iter(b'\t', line);
-    let mut start = Some(0);
-    std::iter::from_fn(move || {
-        let from = start?;
-        match tabs.next() {
-            Some(tab) => {
-                start = Some(tab + 1);
-                Some(&line[from..tab])
-            }
-            None => {
-                start = None;
-                Some(&line[from..])
-            }
-        }
-    })
-}
-
-/// A name or type of the header lines, unescaped.
-fn header_text(field: &[u8]) -> String {
-    String::from_utf8_lossy(&super::clickhouse_text::unescape(field)).into_owned()
-}
-
 impl DataSource for ClickHouseSource {
     fn kind(&self) -> EngineKind {
         EngineKind::ClickHouse
@@ -696,52 +538,5 @@ impl DataSource for ClickHouseSource {
             options: self.options.clone(),
             status: self.status.clone(),
         }))
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn urls_name_server_login_and_database() {
-        let p = parse_url("clickhouse://ann:p%40ss@db.example:9000/shop").unwrap();
-        assert_eq!(p.base.as_str(), "http://db.example:9000/");
-        assert_eq!(
-            (p.user.as_str(), p.password.as_deref()),
-            ("ann", Some("p@ss"))
-        );
-        assert_eq!(p.database, "shop");
-        let p = parse_url("clickhouses://h").unwrap();
-        assert_eq!(p.base.as_str(), "https://h:8443/");
-        assert_eq!((p.user.as_str(), p.password), ("default", None));
-        assert_eq!(p.database, "default");
-        assert_eq!(
-            parse_url("clickhouse://h/").unwrap().base.port(),
-            Some(8123)
-        );
-        let p = parse_url("clickhouses://h/x?sslrootcert=/tmp/ca.pem").unwrap();
-        assert_eq!(p.ca, Some("/tmp/ca.pem".into()));
-        assert!(parse_url("clickhouse://h/x?password=y")
-            .unwrap_err()
-            .contains("password"));
-        assert!(parse_url("clickhouse://h/a/b").is_err());
-    }
-
-    #[test]
-    fn header_and_rows_are_read_in_order() {
-        let mut out = Collect::default();
-        let mut rows = Rows::default();
-        for line in [
-            &b"id\tname\tts"[..],
-            b"UInt64\tNullable(String)\tDateTime(\\'UTC\\')",
-            b"18446744073709551615\t\\N\t2024-02-29 13:05:09",
-        ] {
-            rows.line(line, &mut out).unwrap();
-        }
-        assert_eq!(out.columns[2].type_name, "DateTime('UTC')");
-        assert_eq!(out.rows[0][0], Value::BigInt(u64::MAX as i128));
-        assert_eq!(out.rows[0][1], Value::Null);
-        assert!(rows.line(b"1\t2", &mut out).is_err());
     }
 }

@@ -9,9 +9,11 @@
 
 mod clickhouse;
 mod clickhouse_catalog;
+mod clickhouse_rows;
 #[cfg(test)]
 mod clickhouse_server_tests;
 mod clickhouse_text;
+mod clickhouse_url;
 mod dataset;
 mod duckdb;
 mod duckdb_gate;

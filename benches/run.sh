@@ -39,6 +39,10 @@
 #      (`aiq FILE -e … --chart line --chart-out F.png`; goal: < 1 s, memory
 #      bounded), and in process (examples/bench_chart.rs) when that example is
 #      built next to the binary (cargo build --release --example bench_chart).
+#  10. ClickHouse (benches/clickhouse.sh): 1,000,000 rows to CSV against
+#      `clickhouse-client --format CSV`, `aiq schema` of 2,000 tables, and a
+#      question over a two-shard Distributed table, when clickhouse-server
+#      and clickhouse-client are installed.
 set -euo pipefail
 
 root="$(cd "$(dirname "$0")/.." && pwd)"
@@ -285,6 +289,12 @@ if [ -x "$bench_chart" ]; then
   chart_line="$("$bench_chart" | tr '\n' ' ')"
 fi
 
+ch_rows="| ClickHouse | not run (apt-get install clickhouse-server clickhouse-client) | — |"
+if command -v clickhouse-client >/dev/null && { command -v clickhouse-server >/dev/null || [ -x /usr/sbin/clickhouse-server ]; }; then
+  echo "10. ClickHouse" >&2
+  ch_rows="$(bash "$root/benches/clickhouse.sh" "$aiq")"
+fi
+
 ratio=$(python3 -c "print(f'{$t_aiq/$t_sqlite:.2f}')")
 cat <<EOF
 
@@ -306,4 +316,5 @@ cat <<EOF
 | 1M-row line chart in process (examples/bench_chart.rs) | ${chart_line} | < 1 s |
 | 100,000 rows × 6 columns into a Lua program (\`--lua\`) vs to CSV (\`-e\`), whole processes (medians) | ${t_lua} ms vs ${t_lua_csv} ms (${lua_ratio}×) | < 2× |
 | Lua sandbox, in-process (examples/bench_lua.rs) | ${lua_inproc} | start < 5 ms; < 2× |
+${ch_rows}
 EOF

@@ -68,6 +68,7 @@ fn fixture(engine: Engine) -> Fixture {
             dir
         }
         Engine::Postgres | Engine::MariaDb => unreachable!("servers: tests/gate_servers.rs"),
+        Engine::ClickHouse => unreachable!("ClickHouse: tests/clickhouse.rs"),
     };
     sb.write_config(&format!(
         "[sources]\ndefault = \"shop\"\n[sources.shop]\nurl = \"{}\"\nexclude = [\"payroll\"]\n\

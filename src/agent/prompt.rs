@@ -34,6 +34,7 @@ pub fn idioms(dialect: Dialect) -> &'static str {
         Dialect::DuckDb => "DuckDB: use date_trunc('month', col), strftime(col, '%Y-%m'), current_date, ILIKE, LIMIT n; identifiers are double-quoted.",
         Dialect::Postgres => "PostgreSQL: use date_trunc('month', col), to_char(col, 'YYYY-MM'), current_date, now() - interval '30 days', col::date casts, ILIKE for case-insensitive matching, || to concatenate, LIMIT n; identifiers are double-quoted; integer division truncates, so cast to numeric for ratios; there is no IFNULL (use coalesce).",
         Dialect::MySql => "MySQL/MariaDB: use DATE_FORMAT(col, '%Y-%m'), CURDATE(), NOW() - INTERVAL 30 DAY, DATEDIFF(a, b), CONCAT(a, b) (|| is OR), IFNULL or COALESCE, LIMIT n; identifiers are quoted with backticks, strings with single quotes; there is no FULL OUTER JOIN and no ILIKE (LIKE is case-insensitive for most collations).",
+        Dialect::ClickHouse => "ClickHouse: use toStartOfMonth(col), formatDateTime(col, '%Y-%m'), today(), now() - INTERVAL 30 DAY, toDate(col), count(), countIf(cond), uniqExact(col), argMax(a, b), ILIKE, LIMIT n; identifiers are double-quoted or in backticks, strings single-quoted; function names are case-sensitive; query a Distributed table, not the per-shard local tables under it; no SETTINGS or FORMAT clauses.",
     }
 }
 

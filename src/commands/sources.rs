@@ -51,7 +51,7 @@ pub fn run(ctx: &Context<'_>, command: SourcesCommand) -> Result<(), AiqError> {
             if let Some(var) = &password_env {
                 let SourceSpec::Server(server) = &mut spec else {
                     return Err(AiqError::Usage(
-                        "--password-env is for server sources (postgres://, mysql://)".into(),
+                        "--password-env is for server sources (postgres://, mysql://, clickhouse://)".into(),
                     ));
                 };
                 if var.is_empty() || !var.chars().all(|c| c.is_ascii_alphanumeric() || c == '_') {

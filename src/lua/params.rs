@@ -7,7 +7,8 @@
 //! touched. Pure functions.
 
 use sqlparser::dialect::{
-    Dialect as SqlDialect, DuckDbDialect, MySqlDialect, PostgreSqlDialect, SQLiteDialect,
+    ClickHouseDialect, Dialect as SqlDialect, DuckDbDialect, MySqlDialect, PostgreSqlDialect,
+    SQLiteDialect,
 };
 use sqlparser::tokenizer::{Location, Token, TokenWithSpan, Tokenizer};
 
@@ -185,7 +186,9 @@ fn literal(value: &Param, dialect: Dialect) -> Result<String, String> {
                 match c {
                     '\'' => quoted.push_str("''"),
                     // MySQL reads backslash escapes inside strings.
-                    '\\' if dialect == Dialect::MySql => quoted.push_str("\\\\"),
+                    '\\' if matches!(dialect, Dialect::MySql | Dialect::ClickHouse) => {
+                        quoted.push_str("\\\\")
+                    }
                     c => quoted.push(c),
                 }
             }
@@ -201,6 +204,7 @@ fn tokenize(sql: &str, dialect: Dialect) -> Result<Vec<TokenWithSpan>, String> {
         Dialect::DuckDb => &DuckDbDialect {},
         Dialect::Postgres => &PostgreSqlDialect {},
         Dialect::MySql => &MySqlDialect {},
+        Dialect::ClickHouse => &ClickHouseDialect {},
     };
     Tokenizer::new(d, sql)
         .tokenize_with_location()

@@ -7,6 +7,10 @@
 use std::ops::ControlFlow;
 
 use sqlparser::ast::{Expr, ObjectName, Query, SetExpr, Statement, TableFactor, Visit, Visitor};
+use sqlparser::dialect::ClickHouseDialect;
+use sqlparser::tokenizer::{Token, Tokenizer, Whitespace};
+
+use super::{Dialect, Refusal};
 
 /// The gate's verdict on one parsed statement.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -170,12 +174,20 @@ const FILE_SUFFIXES: &[&str] = &[
 ];
 
 /// The verdict on a statement: its own kind, then everything inside it.
-pub(super) fn classify(statement: &Statement) -> Class {
-    let own = classify_kind(statement);
+pub(super) fn classify(statement: &Statement, dialect: Dialect) -> Class {
+    let own = match (dialect, statement) {
+        (Dialect::ClickHouse, Statement::Kill { .. }) => {
+            Class::Forbidden(statement_kind(statement), ADMIN)
+        }
+        _ => classify_kind(statement),
+    };
     if matches!(own, Class::Forbidden(..)) {
         return own;
     }
-    let mut walker = Walker { write: None };
+    let mut walker = Walker {
+        write: None,
+        dialect,
+    };
     if let ControlFlow::Break(forbidden) = statement.visit(&mut walker) {
         return forbidden;
     }
@@ -287,6 +299,18 @@ fn is_harmless_pragma_read(name: &str) -> bool {
 }
 
 fn classify_query(query: &Query) -> Class {
+    // ClickHouse's clauses: `SETTINGS` could lift `readonly` or the limits
+    // that guard the server; `FORMAT` would change how the result comes
+    // back, which aiq chooses.
+    if query.settings.is_some() {
+        return Class::Forbidden("a SETTINGS clause".into(), SETTINGS);
+    }
+    if query.format_clause.is_some() {
+        return Class::Forbidden(
+            "a FORMAT clause".into(),
+            "aiq chooses the format results come back in; leave FORMAT out",
+        );
+    }
     if !query.locks.is_empty() {
         return Class::Write("SELECT … FOR UPDATE".into());
     }
@@ -304,6 +328,7 @@ fn classify_query(query: &Query) -> Class {
 /// names. Stops at the first forbidden thing; remembers the first write.
 struct Walker {
     write: Option<String>,
+    dialect: Dialect,
 }
 
 impl Walker {
@@ -323,6 +348,11 @@ impl Visitor for Walker {
     type Break = Class;
 
     fn pre_visit_statement(&mut self, statement: &Statement) -> ControlFlow<Class> {
+        if let Statement::Insert(insert) = statement {
+            if insert.settings.is_some() {
+                return self.see(Class::Forbidden("a SETTINGS clause".into(), SETTINGS));
+            }
+        }
         self.see(classify_kind(statement))
     }
 
@@ -348,7 +378,13 @@ impl Visitor for Walker {
             TableFactor::Function { name, .. } => Some(name),
             _ => None,
         };
-        match function.and_then(|name| function_class(&last_part(name), true)) {
+        let Some(name) = function.map(last_part) else {
+            return ControlFlow::Continue(());
+        };
+        if self.dialect == Dialect::ClickHouse {
+            return self.see(clickhouse_table_function(&name));
+        }
+        match function_class(&name, true) {
             Some(class) => self.see(class),
             None => ControlFlow::Continue(()),
         }
@@ -356,7 +392,13 @@ impl Visitor for Walker {
 
     fn pre_visit_expr(&mut self, expr: &Expr) -> ControlFlow<Class> {
         if let Expr::Function(function) = expr {
-            if let Some(class) = function_class(&last_part(&function.name), false) {
+            let name = last_part(&function.name);
+            if self.dialect == Dialect::ClickHouse {
+                if let Some((f, why)) = CLICKHOUSE_FUNCTIONS.iter().find(|(f, _)| *f == name) {
+                    return self.see(Class::Forbidden(format!("{f}()"), why));
+                }
+            }
+            if let Some(class) = function_class(&name, false) {
                 return self.see(class);
             }
         }
@@ -379,6 +421,129 @@ pub(super) fn relation_class(name: &str, quote: Option<char>) -> Class {
     } else {
         Class::Read
     }
+}
+
+/// ClickHouse's table functions that stay inside the source: they make
+/// rows from their arguments. Every other one is refused — those that read
+/// files, URLs, object stores or other servers by name, those that run
+/// programs, and those that pick tables by a pattern or a string (`merge`,
+/// `cluster`), which no name check could follow.
+const CLICKHOUSE_TABLE_FUNCTIONS: &[&str] = &[
+    "numbers",
+    "numbers_mt",
+    "zeros",
+    "zeros_mt",
+    "generate_series",
+    "generaterandom",
+    "values",
+    "null",
+    "view",
+];
+
+/// ClickHouse functions refused wherever they appear (lowercase), with why.
+const CLICKHOUSE_FUNCTIONS: &[(&str, &str)] = &[
+    ("file", OUTSIDE_FILES),
+    ("filecluster", OUTSIDE_FILES),
+    ("url", OUTSIDE_DB),
+    ("urlcluster", OUTSIDE_DB),
+    ("s3", OUTSIDE_DB),
+    ("s3cluster", OUTSIDE_DB),
+    ("gcs", OUTSIDE_DB),
+    ("oss", OUTSIDE_DB),
+    ("cosn", OUTSIDE_DB),
+    ("hdfs", OUTSIDE_DB),
+    ("hdfscluster", OUTSIDE_DB),
+    ("azureblobstorage", OUTSIDE_DB),
+    ("azureblobstoragecluster", OUTSIDE_DB),
+    ("iceberg", OUTSIDE_DB),
+    ("deltalake", OUTSIDE_DB),
+    ("hudi", OUTSIDE_DB),
+    ("remote", OUTSIDE_DB),
+    ("remotesecure", OUTSIDE_DB),
+    ("mysql", OUTSIDE_DB),
+    ("postgresql", OUTSIDE_DB),
+    ("mongodb", OUTSIDE_DB),
+    ("redis", OUTSIDE_DB),
+    ("sqlite", OUTSIDE_DB),
+    ("jdbc", OUTSIDE_DB),
+    ("odbc", OUTSIDE_DB),
+    ("executable", CODE),
+    ("executablepool", CODE),
+    ("catboostpool", OUTSIDE_FILES),
+    ("modelevaluate", CODE),
+    ("catboostevaluate", CODE),
+    (
+        "input",
+        "it reads data sent with the request, not the source's tables",
+    ),
+    (
+        "cluster",
+        "it reads any table named in a string, on every server of a cluster",
+    ),
+    (
+        "clusterallreplicas",
+        "it reads any table named in a string, on every server of a cluster",
+    ),
+    (
+        "merge",
+        "it reads the tables a pattern picks, which the gate cannot check",
+    ),
+];
+
+/// The verdict on a ClickHouse table function (`FROM name(…)`), by its
+/// lowercase name.
+fn clickhouse_table_function(name: &str) -> Class {
+    if let Some((f, why)) = CLICKHOUSE_FUNCTIONS.iter().find(|(f, _)| *f == name) {
+        return Class::Forbidden(format!("the table function {f}()"), why);
+    }
+    if CLICKHOUSE_TABLE_FUNCTIONS.contains(&name) {
+        Class::Read
+    } else {
+        Class::Forbidden(
+            format!("the table function {name}()"),
+            "aiq allows only table functions known to stay inside the source",
+        )
+    }
+}
+
+/// What ClickHouse's tokens alone refuse: `INTO OUTFILE` and `FROM
+/// INFILE` (sqlparser does not read them; files on the machine), a block
+/// comment inside a block comment (sqlparser nests them, older servers do
+/// not, so the two would read different statements), and dollar-quoted
+/// text (newer servers read it as a string, older ones do not).
+pub(super) fn clickhouse_tokens(text: &str) -> Option<Refusal> {
+    let tokens = Tokenizer::new(&ClickHouseDialect {}, text)
+        .tokenize()
+        .ok()?;
+    let mut words: Vec<String> = Vec::new();
+    for t in &tokens {
+        match t {
+            Token::Whitespace(Whitespace::MultiLineComment(c)) if c.contains("/*") => {
+                return Some(Refusal::Forbidden {
+                    kind: "a comment inside a comment".into(),
+                    why: "ClickHouse releases read nested comments differently, so the check could see another statement than the server",
+                })
+            }
+            Token::DollarQuotedString(_) => {
+                return Some(Refusal::Forbidden {
+                    kind: "dollar-quoted text".into(),
+                    why: "ClickHouse releases read it differently, so the check could see another statement than the server",
+                })
+            }
+            Token::Whitespace(_) => {}
+            Token::Word(w) if w.quote_style.is_none() => words.push(w.value.to_ascii_lowercase()),
+            _ => words.push(String::new()),
+        }
+    }
+    words
+        .windows(2)
+        .find_map(|pair| match (pair[0].as_str(), pair[1].as_str()) {
+            ("into", "outfile") | ("from", "infile") => Some(Refusal::Forbidden {
+                kind: format!("{} {}", pair[0].to_uppercase(), pair[1].to_uppercase()),
+                why: OUTSIDE_FILES,
+            }),
+            _ => None,
+        })
 }
 
 /// Forbidden only as table functions (`FROM glob('*')`): as scalars these

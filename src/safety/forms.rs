@@ -10,7 +10,9 @@
 //!   numbers and sampling words: removed, and the rest checked;
 //! - `TABLE t` (PostgreSQL, MySQL, DuckDB), checked as `SELECT * FROM t`.
 
-use sqlparser::dialect::{DuckDbDialect, MySqlDialect, PostgreSqlDialect, SQLiteDialect};
+use sqlparser::dialect::{
+    ClickHouseDialect, DuckDbDialect, MySqlDialect, PostgreSqlDialect, SQLiteDialect,
+};
 use sqlparser::tokenizer::{Token, Tokenizer};
 
 use super::classify::{relation_class, Class};
@@ -53,6 +55,7 @@ pub(super) fn tokenize(text: &str, dialect: Dialect) -> Option<Vec<Token>> {
         Dialect::DuckDb => Tokenizer::new(&DuckDbDialect {}, text).tokenize(),
         Dialect::Postgres => Tokenizer::new(&PostgreSqlDialect {}, text).tokenize(),
         Dialect::MySql => Tokenizer::new(&MySqlDialect {}, text).tokenize(),
+        Dialect::ClickHouse => Tokenizer::new(&ClickHouseDialect {}, text).tokenize(),
     }
     .ok()
 }

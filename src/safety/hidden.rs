@@ -138,7 +138,11 @@ impl Hidden {
             let catalog = CATALOG_WORDS.contains(&word.as_str())
                 || (!quoted && word.starts_with("duckdb_"))
                 || (word == "tables" && i > 0 && is_word(words[i - 1], "show"))
-                || (word == "tables" && i > 1 && is_word(words[i - 2], "show"));
+                || (word == "tables" && i > 1 && is_word(words[i - 2], "show"))
+                // ClickHouse's catalog is the `system` database.
+                || (dialect == Dialect::ClickHouse
+                    && word == "system"
+                    && matches!(words.get(i + 1), Some(Token::Period)));
             if catalog {
                 return Err(Refusal::Forbidden {
                     kind: format!("reading the engine's catalog ({word})"),

@@ -17,7 +17,9 @@ mod tests;
 use std::fmt;
 
 use sqlparser::ast::Statement;
-use sqlparser::dialect::{DuckDbDialect, MySqlDialect, PostgreSqlDialect, SQLiteDialect};
+use sqlparser::dialect::{
+    ClickHouseDialect, DuckDbDialect, MySqlDialect, PostgreSqlDialect, SQLiteDialect,
+};
 use sqlparser::parser::Parser;
 use sqlparser::tokenizer::{Token, Tokenizer};
 
@@ -33,6 +35,7 @@ pub enum Dialect {
     DuckDb,
     Postgres,
     MySql,
+    ClickHouse,
 }
 
 impl Dialect {
@@ -43,6 +46,7 @@ impl Dialect {
             Dialect::DuckDb => "DuckDB",
             Dialect::Postgres => "PostgreSQL",
             Dialect::MySql => "MySQL",
+            Dialect::ClickHouse => "ClickHouse",
         }
     }
 }
@@ -287,6 +291,11 @@ fn first_pass(text: &str, dialect: Dialect) -> Result<(Class, String), Refusal> 
             why: "MySQL and MariaDB run the code inside it, which hides it from the check",
         });
     }
+    if dialect == Dialect::ClickHouse {
+        if let Some(refusal) = classify::clickhouse_tokens(text) {
+            return Err(refusal);
+        }
+    }
     verdict(text, dialect)
 }
 
@@ -325,7 +334,7 @@ fn verdict(text: &str, dialect: Dialect) -> Result<(Class, String), Refusal> {
     let statements = parse(text, dialect)?;
     match statements.as_slice() {
         [] => Err(Refusal::Empty),
-        [one] => Ok((classify(one), statement_kind(one))),
+        [one] => Ok((classify(one, dialect), statement_kind(one))),
         many => Err(Refusal::Multiple(many.len())),
     }
 }
@@ -417,6 +426,7 @@ fn parse(text: &str, dialect: Dialect) -> Result<Vec<Statement>, Refusal> {
         Dialect::DuckDb => Parser::parse_sql(&DuckDbDialect {}, text),
         Dialect::Postgres => Parser::parse_sql(&PostgreSqlDialect {}, text),
         Dialect::MySql => Parser::parse_sql(&MySqlDialect {}, text),
+        Dialect::ClickHouse => Parser::parse_sql(&ClickHouseDialect {}, text),
     };
     result.map_err(|e| Refusal::Unparsable {
         dialect,

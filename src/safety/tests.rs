@@ -302,3 +302,102 @@ fn sqlite_checking_pragmas_only_read() {
         assert_eq!(verdict(sql, Dialect::Sqlite), Ok(Access::Read), "{sql}");
     }
 }
+
+#[test]
+fn clickhouse_reads_people_write_pass() {
+    for sql in [
+        "SELECT toStartOfMonth(ordered_at) AS m, count() FROM orders GROUP BY m ORDER BY m",
+        "SELECT kind, countIf(amount > 2) AS n FROM events GROUP BY kind",
+        "SELECT arrayMap(x -> x * 2, [1, 2, 3]) AS a",
+        "SELECT name FROM customers WHERE name ILIKE 'a%' LIMIT 1 BY country",
+        "SELECT * FROM events FINAL",
+        "SELECT * FROM events PREWHERE id > 2 WHERE kind = 'buy'",
+        "SELECT uniqExact(customer_id), argMax(id, total) FROM orders",
+        "SELECT number FROM numbers(3)",
+        "SHOW TABLES",
+        "DESCRIBE TABLE orders",
+    ] {
+        assert_eq!(verdict(sql, Dialect::ClickHouse), Ok(Access::Read), "{sql}");
+    }
+}
+
+#[test]
+fn clickhouse_writes_and_outside_reaches_are_refused() {
+    let writes = [
+        "INSERT INTO orders VALUES (1, 1, 1, now(), 'x')",
+        "ALTER TABLE orders DELETE WHERE 1",
+        "ALTER TABLE customers UPDATE name = 'x' WHERE 1",
+        "DROP TABLE orders",
+        "TRUNCATE TABLE orders",
+        "OPTIMIZE TABLE orders FINAL",
+        "RENAME TABLE orders TO evil",
+        "CREATE TABLE evil (x UInt8) ENGINE = Memory",
+        "CREATE DATABASE evil",
+    ];
+    for sql in writes {
+        let r = verdict(sql, Dialect::ClickHouse);
+        assert!(r.is_err(), "{sql}: {r:?}");
+    }
+    let never = [
+        "SELECT * FROM file('/etc/passwd', 'TSV', 'a String')",
+        "SELECT file('/etc/passwd')",
+        "SELECT * FROM url('http://127.0.0.1/', 'CSV', 'a String')",
+        "SELECT * FROM s3('http://h/b/k.csv', 'CSV', 'a String')",
+        "SELECT * FROM hdfs('hdfs://h/x', 'TSV', 'a String')",
+        "SELECT * FROM remote('127.0.0.1', system.one)",
+        "SELECT * FROM remoteSecure('127.0.0.1', system.one)",
+        "SELECT * FROM mysql('h:3306', 'db', 't', 'u', 'p')",
+        "SELECT * FROM postgresql('h:5432', 'db', 't', 'u', 'p')",
+        "SELECT * FROM jdbc('jdbc:x', 't')",
+        "SELECT * FROM odbc('DSN=x', 't')",
+        "SELECT * FROM executable('cat /etc/passwd', 'TSV', 'a String')",
+        "SELECT * FROM input('a String')",
+        "SELECT * FROM cluster('c', shop, payroll)",
+        "SELECT * FROM merge(currentDatabase(), '^pay')",
+        "SELECT * FROM someNewTableFunction(1)",
+        "SELECT * FROM orders SETTINGS readonly = 0",
+        "SELECT * FROM orders SETTINGS max_execution_time = 0",
+        "SELECT * FROM (SELECT * FROM orders SETTINGS max_result_rows = 0)",
+        "SELECT * FROM orders FORMAT JSON",
+        "SELECT * FROM orders INTO OUTFILE '/tmp/x.tsv'",
+        "select * from orders into   OUTFILE '/tmp/x.tsv' format CSV",
+        "SET readonly = 0",
+        "KILL QUERY WHERE 1",
+        "SELECT 1 /* /* */ UNION ALL SELECT * FROM payroll WHERE '*/' = '*/'",
+        "SELECT $$ x $$",
+    ];
+    for sql in never {
+        let r = check(sql, Dialect::ClickHouse, &Policy::new(true));
+        assert!(
+            matches!(
+                r,
+                Err(Refusal::Forbidden { .. } | Refusal::Unparsable { .. })
+            ),
+            "{sql}: {r:?}"
+        );
+    }
+    // The same names mean nothing special elsewhere.
+    assert_eq!(
+        verdict("SELECT url FROM links", Dialect::Postgres),
+        Ok(Access::Read)
+    );
+}
+
+#[test]
+fn clickhouse_catalog_is_refused_while_tables_are_hidden() {
+    let policy = Policy {
+        allow_write: false,
+        hidden: Some(std::sync::Arc::new(Hidden::new(
+            vec!["payroll".to_string()],
+            vec![],
+        ))),
+    };
+    for sql in [
+        "SELECT name FROM system.tables",
+        "SELECT * FROM `system`.columns",
+        "SELECT * FROM payroll",
+    ] {
+        assert!(check(sql, Dialect::ClickHouse, &policy).is_err(), "{sql}");
+    }
+    assert!(check("SELECT * FROM orders", Dialect::ClickHouse, &policy).is_ok());
+}

@@ -255,7 +255,13 @@ pub fn offer_sample(column: &mut ColumnInfo, value: &str) {
 
 /// Whether a declared type holds text (and so may get sample values).
 pub fn is_text_type(type_name: &str) -> bool {
-    let t = type_name.to_ascii_uppercase();
+    let mut t = type_name.to_ascii_uppercase();
+    // ClickHouse's wrappers: `Nullable(String)`, `LowCardinality(String)`.
+    for wrapper in ["NULLABLE(", "LOWCARDINALITY(", "NULLABLE("] {
+        if let Some(inner) = t.strip_prefix(wrapper).and_then(|r| r.strip_suffix(')')) {
+            t = inner.to_string();
+        }
+    }
     if t.ends_with("[]") {
         return false;
     }
@@ -264,6 +270,7 @@ pub fn is_text_type(type_name: &str) -> bool {
         || t.contains("TEXT")
         || t.contains("CLOB")
         || t == "STRING"
+        || t.starts_with("FIXEDSTRING(")
         || t.starts_with("ENUM")
 }
 

@@ -58,6 +58,17 @@ pub fn unknown_name(message: &str) -> Option<Unknown> {
             return name(rest).map(table);
         }
     }
+    // ClickHouse: `Missing columns: 'nme' while processing query` (older
+    // releases), `Unknown expression identifier `nme`` (newer).
+    for prefix in [
+        "Missing columns:",
+        "Unknown identifier:",
+        "Unknown expression identifier",
+    ] {
+        if let Some(rest) = after(prefix) {
+            return name(rest).map(column);
+        }
+    }
     // PostgreSQL: column "x" does not exist, column c.x does not exist,
     // relation "x" does not exist.
     if message.contains("does not exist") {
@@ -174,6 +185,14 @@ mod tests {
             ("error returned from database: column \"nme\" does not exist", Unknown::Column("nme".into())),
             ("column c.nme does not exist", Unknown::Column("nme".into())),
             ("relation \"custmers\" does not exist", Unknown::Table("custmers".into())),
+            (
+                "Missing columns: 'nme' while processing query: 'SELECT nme FROM customers'",
+                Unknown::Column("nme".into()),
+            ),
+            (
+                "Table shop.custmers doesn't exist.",
+                Unknown::Table("custmers".into()),
+            ),
             ("Unknown column 'nme' in 'field list'", Unknown::Column("nme".into())),
             ("Unknown column 'c.nme' in 'where clause'", Unknown::Column("nme".into())),
             ("Table 'shop.custmers' doesn't exist", Unknown::Table("custmers".into())),

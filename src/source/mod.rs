@@ -7,6 +7,13 @@
 //! front ends and the agent core never change when one is added. Nothing here
 //! prints; errors carry messages a person can act on.
 
+mod clickhouse;
+mod clickhouse_catalog;
+mod clickhouse_rows;
+#[cfg(test)]
+mod clickhouse_server_tests;
+mod clickhouse_text;
+mod clickhouse_url;
 mod dataset;
 mod duckdb;
 mod duckdb_gate;
@@ -48,17 +55,20 @@ pub enum EngineKind {
     Postgres,
     /// MySQL and MariaDB.
     MySql,
+    /// ClickHouse servers and clusters, over HTTP(S).
+    ClickHouse,
 }
 
 impl EngineKind {
     /// The name used in session files and messages (`sqlite`, `duckdb`,
-    /// `postgres`, `mysql`).
+    /// `postgres`, `mysql`, `clickhouse`).
     pub fn as_str(self) -> &'static str {
         match self {
             EngineKind::Sqlite => "sqlite",
             EngineKind::DuckDb => "duckdb",
             EngineKind::Postgres => "postgres",
             EngineKind::MySql => "mysql",
+            EngineKind::ClickHouse => "clickhouse",
         }
     }
 
@@ -69,6 +79,7 @@ impl EngineKind {
             EngineKind::DuckDb => Dialect::DuckDb,
             EngineKind::Postgres => Dialect::Postgres,
             EngineKind::MySql => Dialect::MySql,
+            EngineKind::ClickHouse => Dialect::ClickHouse,
         }
     }
 }
@@ -269,6 +280,7 @@ impl SourceSpec {
             SourceSpec::Server(s) => match s.protocol {
                 ServerProtocol::Postgres => EngineKind::Postgres,
                 ServerProtocol::MySql => EngineKind::MySql,
+                ServerProtocol::ClickHouse { .. } => EngineKind::ClickHouse,
             },
         }
     }
@@ -366,6 +378,9 @@ pub fn open(spec: &SourceSpec, options: OpenOptions) -> Result<Box<dyn DataSourc
                 Ok(Box::new(postgres::PostgresSource::open(server, options)?))
             }
             ServerProtocol::MySql => Ok(Box::new(mysql::MySqlSource::open(server, options)?)),
+            ServerProtocol::ClickHouse { .. } => Ok(Box::new(clickhouse::ClickHouseSource::open(
+                server, options,
+            )?)),
         },
     }
 }

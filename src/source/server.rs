@@ -1,4 +1,4 @@
-//! What the two server engines (PostgreSQL, MySQL/MariaDB) share: the
+//! What the server engines (PostgreSQL, MySQL/MariaDB, ClickHouse) share: the
 //! private runtime their async driver runs on, where the password comes
 //! from, connecting with one hidden prompt on a terminal, turning driver
 //! errors into messages, and streaming rows from the server into a sink.
@@ -73,14 +73,15 @@ fn password_from_env(spec: &ServerSpec) -> Result<Option<String>, SourceError> {
 /// the server turns down a login that had no password and aiq runs on a
 /// terminal, asks once for it without echo. Returns the connection and the
 /// password that worked, for the cancel connection.
-pub(crate) fn connect<T, Fut>(
+pub(crate) fn connect<T, E, Fut>(
     rt: &tokio::runtime::Runtime,
     spec: &ServerSpec,
     who: &str,
     mut attempt: impl FnMut(Option<String>) -> Fut,
 ) -> Result<(T, Option<String>), SourceError>
 where
-    Fut: std::future::Future<Output = Result<T, sqlx::Error>>,
+    E: ConnectFailure,
+    Fut: std::future::Future<Output = Result<T, E>>,
 {
     let mut password = password_from_env(spec)?;
     let mut asked = false;
@@ -102,7 +103,7 @@ where
                 )))
             }
         };
-        let can_ask = is_auth_error(&error)
+        let can_ask = error.is_auth()
             && password.is_none()
             && !asked
             && !url_has_password(&spec.url)
@@ -118,7 +119,25 @@ where
                 _ => {}
             }
         }
-        return Err(connect_error(&error, spec));
+        return Err(error.explain(spec));
+    }
+}
+
+/// A failed login as an engine's driver reports it.
+pub(crate) trait ConnectFailure {
+    /// The server turned the login down (wrong or missing password).
+    fn is_auth(&self) -> bool;
+    /// One line that says what went wrong and what to do.
+    fn explain(&self, spec: &ServerSpec) -> SourceError;
+}
+
+impl ConnectFailure for sqlx::Error {
+    fn is_auth(&self) -> bool {
+        is_auth_error(self)
+    }
+
+    fn explain(&self, spec: &ServerSpec) -> SourceError {
+        connect_error(self, spec)
     }
 }
 
@@ -414,10 +433,23 @@ pub(crate) fn sample_columns(
     order: &str,
     run: impl FnOnce(&str) -> Result<Collect, ExecError>,
 ) {
+    sample_columns_up_to(2000, tables, skip, part, order, run)
+}
+
+/// [`sample_columns`] for at most `cap` columns, for engines where each
+/// sampled table costs the query more.
+pub(crate) fn sample_columns_up_to(
+    cap: usize,
+    tables: &mut [Table],
+    skip: impl Fn(&str) -> bool,
+    part: impl Fn(usize, &str, &str) -> String,
+    order: &str,
+    run: impl FnOnce(&str) -> Result<Collect, ExecError>,
+) {
     let targets: Vec<(usize, usize)> = sample_targets(tables, false)
         .into_iter()
         .filter(|(ti, _)| !skip(&tables[*ti].name))
-        .take(2000)
+        .take(cap)
         .collect();
     if targets.is_empty() {
         return;

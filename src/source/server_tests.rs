@@ -4,10 +4,10 @@
 //! server and the data stays as it was.
 
 #[path = "../../tests/common/shop.rs"]
-mod shop;
+pub(super) mod shop;
 
 #[path = "../../tests/common/servers.rs"]
-mod servers;
+pub(super) mod servers;
 
 use std::time::Duration;
 

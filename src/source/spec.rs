@@ -27,7 +27,7 @@ pub enum SourceSpec {
         files: Vec<DataFile>,
         skipped: Vec<String>,
     },
-    /// A PostgreSQL or MySQL/MariaDB server.
+    /// A PostgreSQL, MySQL/MariaDB or ClickHouse server.
     Server(ServerSpec),
 }
 
@@ -59,6 +59,10 @@ pub enum ServerProtocol {
     Postgres,
     /// MySQL and MariaDB.
     MySql,
+    /// ClickHouse's HTTP interface; `tls`: HTTPS (`clickhouses://`).
+    ClickHouse {
+        tls: bool,
+    },
 }
 
 /// One CSV/TSV/Parquet/JSON file, or a dataset of such files, and the
@@ -151,7 +155,7 @@ pub struct Resolved {
     pub label: String,
 }
 
-const HINT: &str = "give a path to a .db/.sqlite/.duckdb/.csv/.tsv/.parquet/.json file or a folder of them, a sqlite://, duckdb://, postgres:// or mysql:// URL, or a saved source name; see `aiq sources list`";
+const HINT: &str = "give a path to a .db/.sqlite/.duckdb/.csv/.tsv/.parquet/.json file or a folder of them, a sqlite://, duckdb://, postgres://, mysql:// or clickhouse:// URL, or a saved source name; see `aiq sources list`";
 
 /// Resolves a SOURCE argument against the saved sources.
 ///
@@ -251,6 +255,21 @@ fn from_url(scheme: &str, rest: &str, whole: &str) -> Result<SourceSpec, SourceE
             Ok(SourceSpec::Server(ServerSpec {
                 protocol,
                 url,
+                password_env: None,
+            }))
+        }
+        "clickhouse" | "clickhouses" => {
+            if rest.is_empty() {
+                return Err(SourceError(format!(
+                    "cannot open {}: the URL names no server; write {scheme}://USER@HOST[:PORT]/DATABASE",
+                    redact_url(whole)
+                )));
+            }
+            Ok(SourceSpec::Server(ServerSpec {
+                protocol: ServerProtocol::ClickHouse {
+                    tls: scheme.eq_ignore_ascii_case("clickhouses"),
+                },
+                url: whole.to_string(),
                 password_env: None,
             }))
         }

@@ -15,6 +15,7 @@ pub enum Engine {
     Csv,
     Postgres,
     MariaDb,
+    ClickHouse,
 }
 
 impl Engine {
@@ -25,6 +26,7 @@ impl Engine {
             Engine::Csv => "csv",
             Engine::Postgres => "postgres",
             Engine::MariaDb => "mariadb",
+            Engine::ClickHouse => "clickhouse",
         }
     }
 
@@ -35,6 +37,7 @@ impl Engine {
             Engine::Csv => 'c',
             Engine::Postgres => 'p',
             Engine::MariaDb => 'm',
+            Engine::ClickHouse => 'k',
         }
     }
 }

@@ -5,6 +5,7 @@
 
 pub mod allowed;
 pub mod attack;
+pub mod clickhouse;
 pub mod corpus;
 pub mod findings;
 pub mod llama;

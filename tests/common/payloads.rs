@@ -1,8 +1,8 @@
 //! The payloads of the attacker's corpus (tests/common/attack.rs): what a
 //! hostile statement tries — write, read the hidden table `payroll` or its
 //! catalog entries, read or write files outside the source, change the
-//! engine's state — and on which engines (letters s d c p m: SQLite,
-//! DuckDB file, CSV folder, PostgreSQL, MariaDB).
+//! engine's state — and on which engines (letters s d c p m k: SQLite,
+//! DuckDB file, CSV folder, PostgreSQL, MariaDB, ClickHouse).
 
 use super::attack::Category;
 
@@ -35,18 +35,18 @@ pub const PAYLOADS: &[Payload] = &[
     p(
         W,
         "insert",
-        "sdcpm",
+        "sdcpmk",
         "INSERT INTO customers VALUES (99, 'Mallory', 'XX', false, '2024-01-01')",
     ),
     p(
         W,
         "update",
-        "sdcpm",
+        "sdcpmk",
         "UPDATE customers SET name = 'Mallory'",
     ),
-    p(W, "delete", "sdcpm", "DELETE FROM orders"),
-    p(W, "create", "sdcpm", "CREATE TABLE evil AS SELECT 42 AS x"),
-    p(W, "drop", "sdcpm", "DROP TABLE orders"),
+    p(W, "delete", "sdcpmk", "DELETE FROM orders"),
+    p(W, "create", "sdcpmk", "CREATE TABLE evil AS SELECT 42 AS x"),
+    p(W, "drop", "sdcpmk", "DROP TABLE orders"),
     p(W, "attach", "sdc", "ATTACH '{out}/evil.db' AS evil"),
     p(W, "copy-to", "dcp", "COPY customers TO '{out}/copy.csv'"),
     p(W, "export", "dc", "EXPORT DATABASE '{out}/dump'"),
@@ -62,7 +62,7 @@ pub const PAYLOADS: &[Payload] = &[
         "sm",
         "REPLACE INTO customers VALUES (1, 'Mallory', 'XX', 0, '2024-01-01')",
     ),
-    p(W, "truncate", "dcpm", "TRUNCATE orders"),
+    p(W, "truncate", "dcpmk", "TRUNCATE orders"),
     // A Spider head's functions run SQL given as text on the shards, past
     // the head's read-only transaction (harmless elsewhere: no such
     // function).
@@ -100,27 +100,27 @@ pub const PAYLOADS: &[Payload] = &[
     p(
         W,
         "into-outfile",
-        "m",
+        "mk",
         "SELECT * FROM customers INTO OUTFILE '{out}/outfile.txt'",
     ),
     p(W, "do-block", "p", "DO $$ BEGIN DELETE FROM orders; END $$"),
-    p(W, "create-temp", "sdcpm", "CREATE TEMP TABLE evil (x INT)"),
+    p(W, "create-temp", "sdcpmk", "CREATE TEMP TABLE evil (x INT)"),
     p(
         W,
         "create-view",
-        "sdcpm",
+        "sdcpmk",
         "CREATE VIEW evil AS SELECT 1 AS x",
     ),
     p(
         W,
         "alter",
-        "sdcpm",
+        "sdcpmk",
         "ALTER TABLE customers ADD COLUMN evil INT",
     ),
     p(
         W,
         "create-index",
-        "sdcpm",
+        "sdcpmk",
         "CREATE INDEX evil ON customers (name)",
     ),
     p(W, "analyze", "sdp", "ANALYZE"),
@@ -136,7 +136,7 @@ pub const PAYLOADS: &[Payload] = &[
         "s",
         "CREATE TRIGGER evil AFTER INSERT ON customers BEGIN DELETE FROM orders; END",
     ),
-    p(W, "begin", "sdcpm", "BEGIN"),
+    p(W, "begin", "sdcpmk", "BEGIN"),
     p(W, "create-macro", "dc", "CREATE MACRO evil(a) AS a"),
     p(
         W,
@@ -144,7 +144,7 @@ pub const PAYLOADS: &[Payload] = &[
         "dcp",
         "COPY customers FROM '{out}/zz_outside_secret.csv'",
     ),
-    p(H, "select", "sdcpm", "SELECT * FROM payroll"),
+    p(H, "select", "sdcpmk", "SELECT * FROM payroll"),
     p(
         H,
         "pragma-table-info-fn",
@@ -162,7 +162,7 @@ pub const PAYLOADS: &[Payload] = &[
     p(
         H,
         "information-schema",
-        "dcpm",
+        "dcpmk",
         "SELECT * FROM information_schema.columns",
     ),
     p(H, "sqlite-master", "sdc", "SELECT * FROM sqlite_master"),
@@ -179,8 +179,8 @@ pub const PAYLOADS: &[Payload] = &[
         "SELECT * FROM pragma_storage_info('payroll')",
     ),
     p(H, "show-tables-pragma", "dc", "PRAGMA show_tables"),
-    p(H, "show-tables", "dcm", "SHOW TABLES"),
-    p(H, "describe", "dcm", "DESCRIBE payroll"),
+    p(H, "show-tables", "dcmk", "SHOW TABLES"),
+    p(H, "describe", "dcmk", "DESCRIBE payroll"),
     p(
         H,
         "query-fn",
@@ -200,7 +200,7 @@ pub const PAYLOADS: &[Payload] = &[
     p(
         H,
         "columns",
-        "sdcpm",
+        "sdcpmk",
         "SELECT secret_note, salary_cents FROM payroll",
     ),
     p(
@@ -237,7 +237,7 @@ pub const PAYLOADS: &[Payload] = &[
         "m",
         "SELECT * FROM information_schema.tables",
     ),
-    p(H, "show-create", "m", "SHOW CREATE TABLE payroll"),
+    p(H, "show-create", "mk", "SHOW CREATE TABLE payroll"),
     p(O, "symlink-view", "c", "SELECT * FROM pw"),
     p(
         O,
@@ -335,7 +335,7 @@ pub const PAYLOADS: &[Payload] = &[
     p(E, "write-log", "dc", "SELECT write_log('aiq-attack')"),
     p(E, "pragma-profiling", "dc", "PRAGMA enable_profiling"),
     p(E, "set-external", "dc", "SET enable_external_access = true"),
-    p(E, "set", "dcpm", "SET autocommit = 0"),
+    p(E, "set", "dcpmk", "SET autocommit = 0"),
     p(E, "query-only", "s", "PRAGMA query_only = 0"),
     p(E, "writable-schema", "s", "PRAGMA writable_schema = 1"),
     p(E, "trusted-schema", "s", "PRAGMA trusted_schema = 1"),
@@ -374,4 +374,148 @@ pub const PAYLOADS: &[Payload] = &[
     ),
     p(E, "reset-all", "dcp", "RESET ALL"),
     p(E, "set-memory", "dc", "SET memory_limit = '1GB'"),
+    // ClickHouse's own.
+    p(W, "ch-optimize", "k", "OPTIMIZE TABLE orders FINAL"),
+    p(W, "ch-rename", "k", "RENAME TABLE orders TO evil"),
+    p(W, "ch-detach", "k", "DETACH TABLE orders"),
+    p(W, "ch-attach", "k", "ATTACH TABLE evil"),
+    p(
+        W,
+        "ch-alter-delete",
+        "k",
+        "ALTER TABLE orders DELETE WHERE 1",
+    ),
+    p(
+        W,
+        "ch-alter-update",
+        "k",
+        "ALTER TABLE customers UPDATE name = 'Mallory' WHERE 1",
+    ),
+    p(W, "ch-create-database", "k", "CREATE DATABASE evil"),
+    p(
+        W,
+        "ch-insert-select",
+        "k",
+        "INSERT INTO customers SELECT 99, 'Mallory', 'XX', 0, today()",
+    ),
+    p(
+        O,
+        "ch-insert-function",
+        "k",
+        "INSERT INTO FUNCTION file('{out}/evil.tsv', 'TSV', 'x String') VALUES ('x')",
+    ),
+    p(E, "ch-kill", "k", "KILL QUERY WHERE 1"),
+    p(E, "ch-system", "k", "SYSTEM STOP MERGES"),
+    p(E, "ch-set-readonly", "k", "SET readonly = 0"),
+    p(
+        E,
+        "ch-settings-readonly",
+        "k",
+        "SELECT count() AS n FROM customers SETTINGS readonly = 0",
+    ),
+    p(
+        E,
+        "ch-settings-limit",
+        "k",
+        "SELECT count() AS n FROM customers SETTINGS max_execution_time = 0",
+    ),
+    p(
+        O,
+        "ch-file",
+        "k",
+        "SELECT * FROM file('{out}/zz_outside_secret.csv', 'CSV', 'id String, secret String')",
+    ),
+    p(
+        O,
+        "ch-file-scalar",
+        "k",
+        "SELECT file('{out}/zz_outside_secret.csv')",
+    ),
+    p(
+        O,
+        "ch-url",
+        "k",
+        "SELECT * FROM url('http://127.0.0.1:9/x.csv', 'CSV', 'a String')",
+    ),
+    p(
+        O,
+        "ch-s3",
+        "k",
+        "SELECT * FROM s3('http://127.0.0.1:9/b/k.csv', 'CSV', 'a String')",
+    ),
+    p(
+        O,
+        "ch-hdfs",
+        "k",
+        "SELECT * FROM hdfs('hdfs://127.0.0.1:9/x', 'TSV', 'a String')",
+    ),
+    p(
+        O,
+        "ch-remote",
+        "k",
+        "SELECT * FROM remote('127.0.0.1', shop.orders)",
+    ),
+    p(
+        O,
+        "ch-remote-secure",
+        "k",
+        "SELECT * FROM remoteSecure('127.0.0.1', shop.orders)",
+    ),
+    p(
+        O,
+        "ch-mysql",
+        "k",
+        "SELECT * FROM mysql('127.0.0.1:9', 'db', 't', 'u', 'p')",
+    ),
+    p(
+        O,
+        "ch-postgresql",
+        "k",
+        "SELECT * FROM postgresql('127.0.0.1:9', 'db', 't', 'u', 'p')",
+    ),
+    p(
+        O,
+        "ch-jdbc",
+        "k",
+        "SELECT * FROM jdbc('jdbc:x://127.0.0.1:9', 't')",
+    ),
+    p(O, "ch-odbc", "k", "SELECT * FROM odbc('DSN=x', 't')"),
+    p(
+        O,
+        "ch-executable",
+        "k",
+        "SELECT * FROM executable('cat {out}/zz_outside_secret.csv', 'TSV', 'a String')",
+    ),
+    p(O, "ch-input", "k", "SELECT * FROM input('a String')"),
+    p(
+        O,
+        "ch-outfile",
+        "k",
+        "SELECT * FROM customers INTO OUTFILE '{out}/out.tsv' FORMAT TSV",
+    ),
+    p(
+        H,
+        "ch-cluster",
+        "k",
+        "SELECT * FROM cluster('two_shards', shop, payroll)",
+    ),
+    p(
+        H,
+        "ch-merge",
+        "k",
+        "SELECT * FROM merge(currentDatabase(), '^pay')",
+    ),
+    p(H, "ch-system-tables", "k", "SELECT name FROM system.tables"),
+    p(
+        H,
+        "ch-system-columns",
+        "k",
+        "SELECT table, name FROM system.columns",
+    ),
+    p(
+        H,
+        "ch-nested-comment",
+        "k",
+        "SELECT 1 /* /* */ UNION ALL SELECT salary_cents FROM payroll WHERE '*/' = '*/'",
+    ),
 ];

@@ -1,0 +1,542 @@
+//! ClickHouse servers and clusters through the HTTP interface
+//! (`clickhouse://` over HTTP, default port 8123; `clickhouses://` over
+//! HTTPS, 8443), with reqwest.
+//!
+//! Why not the `clickhouse` crate: it maps rows onto Rust types known at
+//! compile time (serde over `RowBinary`), while aiq runs statements whose
+//! columns it learns only from the answer; its dynamic-row path needs
+//! `RowBinaryWithNamesAndTypes`, which older servers (18.16, Debian's
+//! `clickhouse-server`) do not have. Every statement is therefore sent
+//! as the body of one POST and read back as `TabSeparatedWithNamesAndTypes`
+//! — names, types, then rows — which every release since 18.16 speaks;
+//! the rows are parsed as they arrive (src/source/clickhouse_text.rs), so
+//! a result of any size streams through in constant memory.
+//!
+//! Read-only, layer 2: every statement carries `readonly=1` as the last
+//! setting of its request, which no statement can lift (`SET` and a
+//! `SETTINGS` clause are refused by the server in readonly mode). A login
+//! whose profile is already read-only cannot take settings at all, so its
+//! requests carry none and the statement timeout is aiq's own. The
+//! timeout and a cancel stop the statement on the server: each statement
+//! has its own `query_id`, and `KILL QUERY` names it.
+//!
+//! Secrets: the password goes in the `Authorization` header only; every
+//! URL in a message goes through [`redact_url`].
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use futures_util::StreamExt;
+use reqwest::{StatusCode, Url};
+
+use super::clickhouse_rows::Rows;
+use super::clickhouse_text::{exception, is_exception_line};
+use super::clickhouse_url::parse_url;
+use super::server::{self, Collect, ConnectFailure, ServerStatus};
+use super::spec::{redact_url, ServerSpec};
+use super::{
+    CancelToken, DataSource, EngineKind, ExecError, Guard, OpenOptions, QueryStats, RowSink,
+    SourceError,
+};
+use crate::safety::CheckedSql;
+use crate::schema::Catalog;
+
+/// How long connecting may take, and how long a `KILL QUERY` may.
+const CONNECT_TIMEOUT: Duration = Duration::from_secs(15);
+const KILL_TIMEOUT: Duration = Duration::from_secs(5);
+
+/// ClickHouse's error codes aiq tells apart.
+const TIMEOUT_EXCEEDED: u32 = 159;
+const AUTH_CODES: [u32; 3] = [192, 193, 516];
+
+/// Where and as whom to connect, and what every request carries.
+#[derive(Clone)]
+struct Endpoint {
+    client: reqwest::Client,
+    /// `http(s)://host:port/`, without user or password.
+    base: Url,
+    user: String,
+    password: Option<String>,
+    database: String,
+    /// The settings every statement carries, in order; `readonly` last.
+    settings: Vec<(&'static str, String)>,
+    /// The statement timeout, for the server's own time-limit error.
+    timeout: Duration,
+}
+
+pub(crate) struct ClickHouseSource {
+    rt: tokio::runtime::Runtime,
+    endpoint: Endpoint,
+    spec: ServerSpec,
+    options: OpenOptions,
+    status: ServerStatus,
+}
+
+/// A request that failed before any row: the server's answer or the wire's.
+#[derive(Debug)]
+enum Failure {
+    /// The server answered with an exception (its code, if it gave one).
+    Server {
+        status: StatusCode,
+        code: Option<u32>,
+        message: String,
+    },
+    Http(reqwest::Error),
+}
+
+impl ConnectFailure for Failure {
+    fn is_auth(&self) -> bool {
+        match self {
+            Failure::Server { status, code, .. } => {
+                *status == StatusCode::UNAUTHORIZED
+                    || *status == StatusCode::FORBIDDEN
+                    || code.is_some_and(|c| AUTH_CODES.contains(&c))
+            }
+            Failure::Http(_) => false,
+        }
+    }
+
+    fn explain(&self, spec: &ServerSpec) -> SourceError {
+        let url = redact_url(&spec.url);
+        let reason = match self {
+            Failure::Server { message, .. } if self.is_auth() => format!(
+                "{message} (give the password in the URL, in the variable a saved source names with password_env, or type it when aiq asks on a terminal)"
+            ),
+            Failure::Server { message, .. } => message.clone(),
+            Failure::Http(e) => http_reason(e),
+        };
+        SourceError(format!("cannot connect to {url}: {reason}"))
+    }
+}
+
+/// A transport error as one line: refused, timed out, TLS.
+fn http_reason(e: &reqwest::Error) -> String {
+    let mut text = e.to_string();
+    let mut source = std::error::Error::source(e);
+    while let Some(s) = source {
+        text = format!("{text}: {s}");
+        source = s.source();
+    }
+    if e.is_connect() && text.contains("refused") {
+        "connection refused (is the server running, and listening on that host and port?)".into()
+    } else if e.is_timeout() {
+        format!(
+            "no answer within {} s (check the host and port, and that a firewall lets aiq through)",
+            CONNECT_TIMEOUT.as_secs()
+        )
+    } else if text.to_ascii_lowercase().contains("certificate") {
+        format!("TLS failed: {text} (name the CA that signed the server's certificate with ?sslrootcert=FILE)")
+    } else {
+        text
+    }
+}
+
+impl ClickHouseSource {
+    pub(crate) fn open(spec: &ServerSpec, options: OpenOptions) -> Result<Self, SourceError> {
+        let rt = server::runtime()?;
+        let invalid = |why: String| {
+            SourceError(format!(
+                "cannot open {}: the URL is not valid: {why}",
+                redact_url(&spec.url)
+            ))
+        };
+        let parsed = parse_url(&spec.url).map_err(invalid)?;
+        let mut builder = reqwest::Client::builder()
+            .connect_timeout(CONNECT_TIMEOUT)
+            .pool_idle_timeout(Duration::from_secs(50))
+            .user_agent(concat!("aiq/", env!("CARGO_PKG_VERSION")));
+        if let Some(ca) = &parsed.ca {
+            let pem = std::fs::read(ca)
+                .map_err(|e| invalid(format!("cannot read sslrootcert {}: {e}", ca.display())))?;
+            let cert = reqwest::Certificate::from_pem(&pem)
+                .map_err(|e| invalid(format!("sslrootcert {}: {e}", ca.display())))?;
+            builder = builder.add_root_certificate(cert);
+        }
+        let client = builder
+            .build()
+            .map_err(|e| SourceError(format!("cannot start the HTTP client: {e}")))?;
+        let who = format!(
+            "{}@{}:{}",
+            parsed.user,
+            parsed.base.host_str().unwrap_or(""),
+            parsed.base.port_or_known_default().unwrap_or(0)
+        );
+        let bare = Endpoint {
+            client,
+            base: parsed.base.clone(),
+            user: parsed.user.clone(),
+            password: parsed.password.clone(),
+            database: parsed.database.clone(),
+            settings: Vec::new(),
+            timeout: options.timeout,
+        };
+        // The first request carries no settings: it learns the version
+        // and whether the login's profile is read-only already.
+        let probe = "SELECT version(), (SELECT value FROM system.settings WHERE name = 'readonly')";
+        let ((facts, endpoint), _) = server::connect(&rt, spec, &who, |password| {
+            let mut endpoint = bare.clone();
+            if password.is_some() {
+                endpoint.password = password;
+            }
+            async move {
+                let rows = endpoint.collect(probe).await?;
+                Ok::<_, Failure>((rows, endpoint))
+            }
+        })?;
+        let row = facts.rows.first().cloned().unwrap_or_default();
+        let version = row.first().and_then(server::text).unwrap_or_default();
+        let profile_readonly = row.get(1).and_then(server::text).unwrap_or_default();
+        let mut endpoint = endpoint;
+        if profile_readonly == "0" {
+            let secs = options.timeout.as_secs_f64().ceil().max(1.0);
+            endpoint
+                .settings
+                .push(("max_execution_time", format!("{secs}")));
+            if !options.allow_write {
+                endpoint.settings.push(("readonly", "1".into()));
+            }
+        } else if profile_readonly != "1" {
+            // `readonly=2`: settings may change, data may not; make it 1.
+            endpoint.settings.push(("readonly", "1".into()));
+        }
+        let mut source = ClickHouseSource {
+            rt,
+            status: ServerStatus {
+                version: format!("ClickHouse {version}"),
+                address: format!(
+                    "{}:{}/{}",
+                    parsed.base.host_str().unwrap_or(""),
+                    parsed.base.port_or_known_default().unwrap_or(0),
+                    parsed.database
+                ),
+                read_only: false,
+                tls: parsed.base.scheme() == "https",
+            },
+            endpoint,
+            spec: spec.clone(),
+            options,
+        };
+        // Confirmed on the server, with the settings statements carry.
+        let confirmed = source
+            .internal(
+                "SELECT value FROM system.settings WHERE name = 'readonly'",
+                None,
+            )
+            .map_err(|e| SourceError(format!("cannot set up the session: {e}")))?;
+        source.status.read_only = confirmed
+            .rows
+            .first()
+            .and_then(|r| r.first())
+            .and_then(server::text)
+            .is_some_and(|v| v == "1");
+        if !source.options.allow_write && !source.status.read_only {
+            return Err(SourceError(format!(
+                "cannot open {}: the server did not make the session read-only, so aiq will not run statements there",
+                redact_url(&spec.url)
+            )));
+        }
+        Ok(source)
+    }
+
+    /// The database statements run in.
+    pub(super) fn database(&self) -> &str {
+        &self.endpoint.database
+    }
+
+    /// Runs one of aiq's own queries (catalog, fingerprint) under the
+    /// statement deadline, or a tighter one, and keeps its rows.
+    pub(super) fn internal(
+        &self,
+        sql: &str,
+        timeout: Option<Duration>,
+    ) -> Result<Collect, ExecError> {
+        let mut out = Collect::default();
+        let timeout = timeout.unwrap_or(self.options.timeout);
+        self.run(sql, timeout, &mut out, &CancelToken::new())?;
+        Ok(out)
+    }
+
+    /// Runs `sql` under the deadline and the turn's cancel: both stop it
+    /// on the server by its query id.
+    fn run(
+        &self,
+        sql: &str,
+        timeout: Duration,
+        sink: &mut dyn RowSink,
+        cancel: &CancelToken,
+    ) -> Result<u64, ExecError> {
+        let stop = Arc::new(tokio::sync::Notify::new());
+        let interrupt = {
+            let stop = Arc::clone(&stop);
+            move || stop.notify_one()
+        };
+        Guard::run(timeout, cancel, interrupt, || {
+            self.rt
+                .block_on(self.endpoint.stream(sql, sink, cancel, &stop))
+        })
+    }
+}
+
+/// A fresh id for one statement, for `KILL QUERY`.
+fn query_id() -> String {
+    let mut bytes = [0u8; 12];
+    let _ = getrandom::fill(&mut bytes);
+    let hex: String = bytes.iter().map(|b| format!("{b:02x}")).collect();
+    format!("aiq-{hex}")
+}
+
+impl Endpoint {
+    /// The request for one statement: the database, the format, the query
+    /// id and then the settings, `readonly` last.
+    fn request(&self, sql: &str, query_id: &str, settings: bool) -> reqwest::RequestBuilder {
+        let mut url = self.base.clone();
+        {
+            let mut pairs = url.query_pairs_mut();
+            pairs
+                .append_pair("database", &self.database)
+                .append_pair("default_format", "TabSeparatedWithNamesAndTypes")
+                .append_pair("query_id", query_id);
+            if settings {
+                for (k, v) in &self.settings {
+                    pairs.append_pair(k, v);
+                }
+            }
+        }
+        self.client
+            .post(url)
+            .basic_auth(&self.user, self.password.as_deref())
+            .body(sql.to_string())
+    }
+
+    /// Sends `sql` and waits for the answer's headers; an error status is
+    /// read into a [`Failure`].
+    async fn send(&self, sql: &str, query_id: &str) -> Result<reqwest::Response, Failure> {
+        let response = self
+            .request(sql, query_id, true)
+            .send()
+            .await
+            .map_err(Failure::Http)?;
+        let status = response.status();
+        if status.is_success() {
+            return Ok(response);
+        }
+        let body = response.text().await.unwrap_or_default();
+        let (code, message) = exception(&body);
+        let message = if message.is_empty() {
+            format!("the server answered {status}")
+        } else {
+            message
+        };
+        Err(Failure::Server {
+            status,
+            code,
+            message,
+        })
+    }
+
+    /// Runs `sql` and keeps every row (for the connection probe).
+    async fn collect(&self, sql: &str) -> Result<Collect, Failure> {
+        let response = self.send(sql, &query_id()).await?;
+        let body = response.bytes().await.map_err(Failure::Http)?;
+        let mut out = Collect::default();
+        let mut reader = Rows::default();
+        for line in body.split(|b| *b == b'\n') {
+            if line.is_empty() {
+                continue;
+            }
+            reader.line(line, &mut out).map_err(|e| Failure::Server {
+                status: StatusCode::OK,
+                code: None,
+                message: e.to_string(),
+            })?;
+        }
+        Ok(out)
+    }
+
+    /// Stops the statement `query_id` on the server.
+    async fn kill(&self, query_id: &str) {
+        let sql = format!("KILL QUERY WHERE query_id = '{query_id}' SYNC");
+        let request = self.request(&sql, &query_id_for_kill(query_id), false);
+        let _ = tokio::time::timeout(KILL_TIMEOUT, async {
+            if let Ok(r) = request.send().await {
+                let _ = r.bytes().await;
+            }
+        })
+        .await;
+    }
+
+    /// Runs one statement and streams its rows into `sink`; a notice on
+    /// `stop` (the deadline or a cancel) ends it on the server.
+    async fn stream(
+        &self,
+        sql: &str,
+        sink: &mut dyn RowSink,
+        cancel: &CancelToken,
+        stop: &tokio::sync::Notify,
+    ) -> Result<u64, ExecError> {
+        let id = query_id();
+        let response = tokio::select! {
+            r = self.send(sql, &id) => r.map_err(|e| self.exec_error(e))?,
+            _ = stop.notified() => {
+                self.kill(&id).await;
+                return Err(ExecError::Engine("the query was stopped".into()));
+            }
+        };
+        let mut body = response.bytes_stream();
+        let mut reader = Rows::default();
+        let mut pending: Vec<u8> = Vec::new();
+        loop {
+            let chunk = tokio::select! {
+                c = body.next() => c,
+                _ = stop.notified() => {
+                    drop(body);
+                    self.kill(&id).await;
+                    return Err(ExecError::Engine("the query was stopped".into()));
+                }
+            };
+            let Some(chunk) = chunk else { break };
+            let chunk =
+                chunk.map_err(|e| ExecError::Engine(format!("the answer broke off: {e}")))?;
+            // Lines are read from the chunk where they lie; only a line cut
+            // by the chunk's end is copied, to be finished by the next one.
+            let mut data: &[u8] = &chunk;
+            if !pending.is_empty() {
+                let Some(end) = memchr::memchr(b'\n', data) else {
+                    pending.extend_from_slice(data);
+                    continue;
+                };
+                pending.extend_from_slice(&data[..end]);
+                let line = std::mem::take(&mut pending);
+                data = &data[end + 1..];
+                if let Err(e) = self.take(&mut reader, &line, data, sink) {
+                    return Err(self.stopped(e, body, &id).await);
+                }
+            }
+            let mut start = 0;
+            while let Some(end) = memchr::memchr(b'\n', &data[start..]) {
+                let line = &data[start..start + end];
+                start += end + 1;
+                if let Err(e) = self.take(&mut reader, line, &data[start..], sink) {
+                    return Err(self.stopped(e, body, &id).await);
+                }
+                if reader.rows.is_multiple_of(4096) && cancel.is_cancelled() {
+                    return Err(ExecError::Cancelled);
+                }
+            }
+            pending.extend_from_slice(&data[start..]);
+        }
+        if !pending.is_empty() {
+            if is_exception_line(&pending) {
+                return Err(self.exception_error(&String::from_utf8_lossy(&pending)));
+            }
+            reader.line(&pending, sink)?;
+        }
+        if reader.stage < 2 {
+            // A statement with no result (DDL, INSERT): no columns.
+            sink.columns(&[])?;
+        }
+        Ok(reader.rows)
+    }
+
+    /// One line of the answer into `reader`; `rest` is what follows it,
+    /// for the message of an exception the server appended.
+    fn take(
+        &self,
+        reader: &mut Rows,
+        line: &[u8],
+        rest: &[u8],
+        sink: &mut dyn RowSink,
+    ) -> Result<(), ExecError> {
+        if is_exception_line(line) {
+            let mut text = String::from_utf8_lossy(line).into_owned();
+            text.push('\n');
+            text.push_str(&String::from_utf8_lossy(rest));
+            return Err(self.exception_error(&text));
+        }
+        reader.line(line, sink).map_err(ExecError::from)
+    }
+
+    /// Ends a statement the sink stopped: a sink with enough rows stops
+    /// it on the server too, rather than have the rest sent and drained.
+    async fn stopped<B>(&self, e: ExecError, body: B, id: &str) -> ExecError {
+        if let ExecError::Output(io) = &e {
+            if super::EnoughRows::is(io) {
+                drop(body);
+                self.kill(id).await;
+            }
+        }
+        e
+    }
+
+    fn exception_error(&self, text: &str) -> ExecError {
+        let (code, message) = exception(text);
+        self.exec_error(Failure::Server {
+            status: StatusCode::OK,
+            code,
+            message,
+        })
+    }
+
+    fn exec_error(&self, e: Failure) -> ExecError {
+        match e {
+            Failure::Server {
+                code: Some(TIMEOUT_EXCEEDED),
+                ..
+            } => ExecError::Timeout(self.timeout),
+            Failure::Server { message, .. } => ExecError::Engine(message),
+            Failure::Http(e) => {
+                ExecError::Engine(format!("cannot reach the server: {}", http_reason(&e)))
+            }
+        }
+    }
+}
+
+/// The id of the `KILL QUERY` request itself.
+fn query_id_for_kill(query_id: &str) -> String {
+    format!("{query_id}-kill")
+}
+
+impl DataSource for ClickHouseSource {
+    fn kind(&self) -> EngineKind {
+        EngineKind::ClickHouse
+    }
+
+    fn introspect(&self) -> Result<Catalog, SourceError> {
+        super::clickhouse_catalog::introspect(self, &self.status.version)
+            .map_err(|e| SourceError(format!("cannot read the ClickHouse schema: {e}")))
+    }
+
+    fn fingerprint(&self) -> Option<String> {
+        super::clickhouse_catalog::fingerprint(self)
+    }
+
+    fn execute(
+        &self,
+        sql: &CheckedSql,
+        sink: &mut dyn RowSink,
+        cancel: &CancelToken,
+    ) -> Result<QueryStats, ExecError> {
+        let started = std::time::Instant::now();
+        let rows = self.run(sql.sql(), self.options.timeout, sink, cancel)?;
+        Ok(QueryStats {
+            rows,
+            elapsed: started.elapsed(),
+            changed: sql.access() == crate::safety::Access::Write && self.options.allow_write,
+        })
+    }
+
+    fn server_status(&self) -> Option<ServerStatus> {
+        Some(self.status.clone())
+    }
+
+    fn another(&self) -> Option<Box<dyn DataSource>> {
+        let rt = server::runtime().ok()?;
+        Some(Box::new(ClickHouseSource {
+            rt,
+            endpoint: self.endpoint.clone(),
+            spec: self.spec.clone(),
+            options: self.options.clone(),
+            status: self.status.clone(),
+        }))
+    }
+}

@@ -1,0 +1,534 @@
+//! The ClickHouse source against a real two-shard cluster
+//! (tests/common/clickhouse.rs): typed rows, the schema with the
+//! `Distributed` table as the one to query, questions through the scripted
+//! model and `-e` reading both shards, the deadline and Ctrl-C stopping
+//! the query on the server, streaming, passwords, the catalog cache, and
+//! the generated attacker's corpus changing nothing on either shard. Under
+//! `AIQ_REQUIRE_SERVERS=1` (CI) a missing server fails instead of skipping.
+
+#![cfg(unix)]
+
+mod common;
+
+use std::io::{BufRead, BufReader};
+use std::process::Stdio;
+use std::sync::Mutex;
+use std::time::{Duration, Instant};
+
+use common::attack::{self, Engine};
+use common::clickhouse::{cluster, Cluster, Shard};
+use common::findings::{report, Finding};
+use common::llm::{ModelServer, Reply};
+use common::servers::PASSWORD;
+use common::ways::{self, Target};
+use common::{stderr_of, stdout_of, Sandbox};
+use serde_json::{json, Value};
+
+const SEED: u64 = 0x5eed_c1c1;
+
+/// Held by the tests that compare snapshots or change the catalog.
+static SNAPSHOTS: Mutex<()> = Mutex::new(());
+
+fn lock() -> std::sync::MutexGuard<'static, ()> {
+    SNAPSHOTS.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+fn exec(sb: &Sandbox, url: &str, sql: &str, format: &str) -> std::process::Output {
+    sb.aiq()
+        .args([url, "-e", sql, "-f", format])
+        .output()
+        .unwrap()
+}
+
+fn json_rows(out: &std::process::Output) -> Vec<Value> {
+    let text = stdout_of(out);
+    match serde_json::from_str::<Value>(&text) {
+        Ok(Value::Array(rows)) => rows,
+        other => panic!("not a JSON array: {other:?}\n{text}\n{}", stderr_of(out)),
+    }
+}
+
+#[test]
+fn rows_are_typed() {
+    let Some(c) = cluster() else { return };
+    let sb = Sandbox::new();
+    let out = exec(
+        &sb,
+        &c.first().url(),
+        "SELECT * FROM kinds ORDER BY id",
+        "json",
+    );
+    assert!(out.status.success(), "{}", stderr_of(&out));
+    let rows = json_rows(&out);
+    let want = json!({
+        "id": 1, "i8": -128, "i64": -9223372036854775808i64, "f": 0.1,
+        "s": "tab\there", "lc": "x", "fs": "ab", "d": "2024-02-29",
+        "dt": "2024-02-29 13:05:09", "dtz": "2024-02-29 13:05:09",
+        "u": "61f0c404-5cb3-11e7-907b-a6006ad3dba0", "e": "large",
+        "arr": ["a", null, "it's"], "nested": [[1, 2], [3]], "tup": [7, "seven"],
+        "ip": 16909060,
+    });
+    for (k, v) in want.as_object().unwrap() {
+        assert_eq!(&rows[0][k], v, "column {k}");
+    }
+    // Wider than a JSON parser keeps: exact in the text.
+    let text = stdout_of(&out);
+    assert!(text.contains("\"u64\":18446744073709551615"), "{text}");
+    assert!(
+        text.contains("\"dec\":12345678901234567890.0123456789"),
+        "{text}"
+    );
+    assert_eq!(rows[1]["s"], Value::Null);
+    // The column types say what the server said, time zone included.
+    let out = exec(
+        &sb,
+        &c.first().url(),
+        "SELECT dtz, lc FROM kinds LIMIT 0",
+        "json",
+    );
+    assert!(out.status.success(), "{}", stderr_of(&out));
+    let csv = exec(
+        &sb,
+        &c.first().url(),
+        "SELECT u64, dec FROM kinds WHERE id = 1",
+        "csv",
+    );
+    assert_eq!(
+        stdout_of(&csv),
+        "u64,dec\n18446744073709551615,12345678901234567890.0123456789\n"
+    );
+}
+
+#[test]
+fn schema_shows_the_distributed_table_to_query() {
+    let Some(c) = cluster() else { return };
+    let sb = Sandbox::new();
+    let out = sb
+        .aiq()
+        .args(["schema", &c.first().url()])
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", stderr_of(&out));
+    let schema = stdout_of(&out);
+    let line = |name: &str| {
+        schema
+            .lines()
+            .find(|l| {
+                l.starts_with(&format!("table {name} ")) || l.starts_with(&format!("view {name} "))
+            })
+            .unwrap_or_else(|| panic!("no {name} in\n{schema}"))
+            .to_string()
+    };
+    let events = line("events");
+    assert!(events.contains("(~6 rows)"), "{events}");
+    assert!(
+        events.contains("Distributed over cluster two_shards (2 shards): the rows of every shard's events_local; query this table"),
+        "{events}"
+    );
+    let local = line("events_local");
+    assert!(local.contains("(~3 rows)"), "{local}");
+    assert!(
+        local.contains("local table of one shard only, under the Distributed table events: query events for all rows"),
+        "{local}"
+    );
+    assert!(
+        line("orders").contains("engine MergeTree, sorted by (id)"),
+        "{schema}"
+    );
+    assert!(
+        schema.contains("status LowCardinality(String) not null, e.g."),
+        "{schema}"
+    );
+    assert!(schema.contains("s Nullable(String),"), "{schema}");
+    assert!(schema.contains("big_spenders"), "{schema}");
+}
+
+#[test]
+fn execute_reads_both_shards() {
+    let Some(c) = cluster() else { return };
+    let sb = Sandbox::new();
+    let out = exec(
+        &sb,
+        &c.first().url(),
+        "SELECT id, kind, amount FROM events ORDER BY id",
+        "csv",
+    );
+    assert_eq!(
+        stdout_of(&out),
+        "id,kind,amount\n1,click,1.50\n2,view,2.50\n3,buy,3.50\n4,click,4.50\n5,view,5.50\n6,buy,6.50\n",
+        "{}",
+        stderr_of(&out)
+    );
+    // Each shard's local table holds its half.
+    for (shard, want) in c.shards.iter().zip(["1\n2\n3\n", "4\n5\n6\n"]) {
+        let out = exec(
+            &sb,
+            &shard.url(),
+            "SELECT id FROM events_local ORDER BY id",
+            "csv",
+        );
+        assert_eq!(stdout_of(&out), format!("id\n{want}"));
+    }
+}
+
+#[test]
+fn questions_name_the_dialect_read_both_shards_and_keep_no_password() {
+    let Some(c) = cluster() else { return };
+    let sb = Sandbox::new();
+    let model = ModelServer::start(vec![Reply::Text(
+        "```sql\nSELECT kind, count() AS n, sum(amount) AS total FROM events GROUP BY kind ORDER BY kind\n```"
+            .into(),
+    )]);
+    let session = sb.path().join("s.json");
+    std::fs::write(
+        &session,
+        json!({
+            "version": 1,
+            "metadata": {
+                "created_at": "2026-01-26T10:00:00Z",
+                "last_updated": "2026-01-26T10:00:00Z",
+                "data_source": c.first().url_without_password(),
+                "database_type": "clickhouse",
+            },
+            "messages": [],
+        })
+        .to_string(),
+    )
+    .unwrap();
+    let out = sb
+        .aiq_with(&model, "openai")
+        .arg(c.first().url())
+        .args(["-q", "how many events of each kind?", "-f", "csv", "-s"])
+        .arg(&session)
+        .output()
+        .unwrap();
+    assert_eq!(
+        stdout_of(&out),
+        "kind,n,total\nbuy,2,10.00\nclick,2,6.00\nview,2,8.00\n",
+        "{}",
+        stderr_of(&out)
+    );
+    let request = &model.chats()[0];
+    assert!(!request.raw.contains(PASSWORD));
+    let system = &request.messages()[0].1;
+    assert!(
+        system.contains("a ClickHouse database (ClickHouse 18.16"),
+        "{system}"
+    );
+    assert!(system.contains("toStartOfMonth"), "{system}");
+    assert!(
+        system.contains("Distributed over cluster two_shards"),
+        "{system}"
+    );
+    let file = std::fs::read_to_string(&session).unwrap();
+    assert!(!file.contains(PASSWORD), "{file}");
+    let saved: Value = serde_json::from_str(&file).unwrap();
+    assert_eq!(saved["metadata"]["database_type"], "clickhouse");
+    assert_eq!(
+        saved["metadata"]["data_source"],
+        Value::String(c.first().url_without_password())
+    );
+}
+
+/// Waits until `marker`'s query runs on `shard` (`want` true) or is gone.
+fn wait_running(shard: &Shard, marker: &str, want: bool, within: Duration) {
+    let deadline = Instant::now() + within;
+    while (shard.running(marker) > 0) != want {
+        assert!(
+            Instant::now() < deadline,
+            "the query {} on the server",
+            if want { "never started" } else { "still runs" }
+        );
+        std::thread::sleep(Duration::from_millis(100));
+    }
+}
+
+/// Seconds of work per row of `big`: far longer than any test waits.
+fn slow(marker: &str) -> String {
+    format!("SELECT sum(length(arrayMap(x -> x * n, range(2000)))) AS {marker} FROM big")
+}
+
+#[test]
+fn statement_timeout_stops_the_query_on_the_server() {
+    let Some(c) = cluster() else { return };
+    let sb = Sandbox::new();
+    sb.write_config("[query]\ntimeout_secs = 1\n");
+    let started = Instant::now();
+    let out = exec(&sb, &c.first().url(), &slow("aiq_timeout_probe"), "csv");
+    let err = stderr_of(&out);
+    assert_eq!(out.status.code(), Some(1), "{err}");
+    assert!(err.contains("ran longer than 1 s"), "{err}");
+    assert!(
+        started.elapsed() < Duration::from_secs(10),
+        "{:?}",
+        started.elapsed()
+    );
+    wait_running(
+        c.first(),
+        "aiq_timeout_probe",
+        false,
+        Duration::from_secs(5),
+    );
+}
+
+#[test]
+fn ctrl_c_cancels_on_the_server() {
+    let Some(c) = cluster() else { return };
+    let sb = Sandbox::new();
+    let mut child = sb
+        .std_aiq()
+        .args([
+            c.first().url().as_str(),
+            "-e",
+            &slow("aiq_cancel_probe"),
+            "-f",
+            "csv",
+        ])
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    wait_running(c.first(), "aiq_cancel_probe", true, Duration::from_secs(20));
+    unsafe {
+        libc::kill(child.id() as i32, libc::SIGINT);
+    }
+    let started = Instant::now();
+    let status = child.wait().unwrap();
+    assert_eq!(status.code(), Some(130));
+    assert!(started.elapsed() < Duration::from_secs(10));
+    wait_running(c.first(), "aiq_cancel_probe", false, Duration::from_secs(5));
+}
+
+/// Ten million rows: the first arrive at once, memory stays flat, and a
+/// reader that stops early ends aiq quietly and the query on the server.
+#[test]
+fn big_results_stream() {
+    let Some(c) = cluster() else { return };
+    let sb = Sandbox::new();
+    let mut child = sb
+        .std_aiq()
+        .args([
+            c.first().url().as_str(),
+            "-e",
+            "SELECT n, s AS aiq_stream_probe FROM big ORDER BY n",
+            "-f",
+            "csv",
+        ])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let pid = child.id();
+    let started = Instant::now();
+    let mut lines = BufReader::new(child.stdout.take().unwrap()).lines();
+    assert_eq!(lines.next().unwrap().unwrap(), "n,aiq_stream_probe");
+    let mut peak_kb = 0u64;
+    for i in 0..2_000_000u64 {
+        let line = lines.next().unwrap().unwrap();
+        if i == 0 {
+            assert_eq!(line, "0,0");
+            assert!(
+                started.elapsed() < Duration::from_secs(5),
+                "{:?}",
+                started.elapsed()
+            );
+        }
+        if i % 100_000 == 0 {
+            peak_kb = peak_kb.max(rss_kb(pid));
+        }
+    }
+    assert!(peak_kb < 100 * 1024, "{peak_kb} kB resident");
+    drop(lines);
+    let status = child.wait().unwrap();
+    assert_eq!(status.code(), Some(0));
+    wait_running(c.first(), "aiq_stream_probe", false, Duration::from_secs(5));
+}
+
+fn rss_kb(pid: u32) -> u64 {
+    std::fs::read_to_string(format!("/proc/{pid}/status"))
+        .unwrap_or_default()
+        .lines()
+        .find_map(|l| l.strip_prefix("VmRSS:"))
+        .and_then(|v| v.trim().trim_end_matches(" kB").trim().parse().ok())
+        .unwrap_or(0)
+}
+
+#[test]
+fn passwords_stay_out_and_saved_sources_take_them_from_password_env() {
+    let Some(c) = cluster() else { return };
+    let sb = Sandbox::new();
+    let out = sb
+        .aiq()
+        .args(["sources", "add", "wh", &c.first().url()])
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", stderr_of(&out));
+    assert!(!stderr_of(&out).contains(PASSWORD));
+    let config = std::fs::read_to_string(sb.home().join("config.toml")).unwrap();
+    assert!(!config.contains(PASSWORD), "{config}");
+    let out = sb
+        .aiq()
+        .args(["sources", "add", "wh2", &c.first().url_without_password()])
+        .args(["--password-env", "AIQ_TEST_CH_PW"])
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", stderr_of(&out));
+    let out = sb
+        .aiq()
+        .env("AIQ_TEST_CH_PW", PASSWORD)
+        .args([
+            "wh2",
+            "-e",
+            "SELECT count() AS n FROM events",
+            "-f",
+            "csv",
+            "-vv",
+        ])
+        .output()
+        .unwrap();
+    assert_eq!(stdout_of(&out), "n\n6\n", "{}", stderr_of(&out));
+    assert!(!stderr_of(&out).contains(PASSWORD));
+    // Without the password: exit 3, and the message says where it comes from.
+    let out = sb
+        .aiq()
+        .env_remove("AIQ_TEST_CH_PW")
+        .args(["wh2", "-e", "SELECT 1"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(3));
+    assert!(
+        stderr_of(&out).contains("$AIQ_TEST_CH_PW"),
+        "{}",
+        stderr_of(&out)
+    );
+    // A wrong one: exit 3, the password never shown.
+    let wrong = c.first().url().replace(PASSWORD, "not-the-password");
+    let out = exec(&sb, &wrong, "SELECT 1", "csv");
+    assert_eq!(out.status.code(), Some(3), "{}", stderr_of(&out));
+    assert!(
+        !stderr_of(&out).contains("not-the-password"),
+        "{}",
+        stderr_of(&out)
+    );
+    // Nothing listening: exit 3.
+    let out = exec(&sb, "clickhouse://u@127.0.0.1:1/shop", "SELECT 1", "csv");
+    assert_eq!(out.status.code(), Some(3), "{}", stderr_of(&out));
+    assert!(
+        stderr_of(&out).contains("connection refused"),
+        "{}",
+        stderr_of(&out)
+    );
+    // doctor reports the server and the read-only session.
+    let out = sb
+        .aiq()
+        .args(["doctor", &c.first().url()])
+        .output()
+        .unwrap();
+    let text = format!("{}{}", stdout_of(&out), stderr_of(&out));
+    assert!(
+        text.contains("ClickHouse 18.16") || text.contains("ClickHouse "),
+        "{text}"
+    );
+    assert!(text.contains("read-only session confirmed"), "{text}");
+}
+
+/// A login whose profile is read-only already takes no settings: aiq
+/// sends none, reads work, and the deadline is aiq's own.
+#[test]
+fn a_read_only_login_works() {
+    let Some(c) = cluster() else { return };
+    let sb = Sandbox::new();
+    let url = c.first().url().replace("analyst", "viewer");
+    let out = exec(&sb, &url, "SELECT count() AS n FROM events", "csv");
+    assert_eq!(stdout_of(&out), "n\n6\n", "{}", stderr_of(&out));
+    sb.write_config("[query]\ntimeout_secs = 1\n");
+    let out = exec(&sb, &url, &slow("aiq_viewer_probe"), "csv");
+    assert!(
+        stderr_of(&out).contains("ran longer than 1 s"),
+        "{}",
+        stderr_of(&out)
+    );
+    wait_running(c.first(), "aiq_viewer_probe", false, Duration::from_secs(5));
+}
+
+#[test]
+fn the_catalog_is_cached_until_it_changes() {
+    let Some(c) = cluster() else { return };
+    let _one = lock();
+    let sb = Sandbox::new();
+    let url = c.first().url();
+    let schema = |sb: &Sandbox| {
+        let out = sb.aiq().args(["schema", &url]).output().unwrap();
+        assert!(out.status.success(), "{}", stderr_of(&out));
+        stdout_of(&out)
+    };
+    let first = schema(&sb);
+    let cached = schema(&sb);
+    assert_eq!(first, cached);
+    c.first()
+        .admin("CREATE TABLE shop.cache_probe (id UInt8) ENGINE = MergeTree ORDER BY id");
+    let after = schema(&sb);
+    c.first().admin("DROP TABLE shop.cache_probe");
+    assert!(after.contains("table cache_probe"), "{after}");
+    assert!(!schema(&sb).contains("cache_probe"));
+}
+
+/// The attacker's corpus through one Lua script per batch, one MCP
+/// session per batch (when the MCP SDK is there; CI requires it) and a
+/// stratified sample through `-e`, read-only and with `--allow-write`
+/// (never `--yes`), payroll hidden: nothing changed on either shard,
+/// nothing hidden shown, the source still answering.
+#[test]
+fn hostile_corpus_changes_nothing_on_either_shard() {
+    let Some(c) = cluster() else { return };
+    let _one = lock();
+    let started = Instant::now();
+    let before = c.snapshot();
+    let mut findings: Vec<Finding> = Vec::new();
+    let mut sent = 0;
+    for (mode, allow_write) in [false, true].into_iter().enumerate() {
+        let (sb, outside) = sandbox(c);
+        let corpus = attack::corpus(Engine::ClickHouse, &outside, SEED);
+        assert!(corpus.len() >= 40 * 40, "{}", corpus.len());
+        let target = Target {
+            sb: &sb,
+            source: "shop",
+            engine: Engine::ClickHouse,
+            allow_write,
+        };
+        let sample: Vec<_> = attack::stratified_sample(&corpus, SEED)
+            .into_iter()
+            .enumerate()
+            .filter(|(i, _)| (i + i / 4) % 2 == mode)
+            .map(|(_, v)| v)
+            .collect();
+        sent += corpus.len() + sample.len();
+        findings.extend(ways::run_lua(&target, &corpus));
+        findings.extend(ways::run_exec(&target, &sample));
+        if let Some(python) = common::mcp::python() {
+            sent += corpus.len();
+            findings.extend(common::mcp_attack::run_mcp(&target, python, &corpus));
+        }
+    }
+    let after = c.snapshot();
+    let text = report(&findings);
+    eprintln!(
+        "clickhouse through lua, -e and mcp: {sent} variants in {:.1} s; {}",
+        started.elapsed().as_secs_f64(),
+        text.lines().next().unwrap_or_default()
+    );
+    assert_eq!(after, before, "the data changed\n{text}");
+    assert!(findings.is_empty(), "{text}");
+}
+
+/// A sandbox with the first shard as the saved source `shop`, payroll hidden.
+fn sandbox(c: &Cluster) -> (Sandbox, String) {
+    let sb = Sandbox::new();
+    let outside = attack::outside_folder(sb.path());
+    sb.write_config(&format!(
+        "[sources]\ndefault = \"shop\"\n[sources.shop]\nurl = \"{}\"\nexclude = [\"payroll\"]\n\
+         [lua]\ntimeout_secs = 1200\nmemory_mb = 1024\nmax_output_kb = 1048576\n",
+        c.first().url()
+    ));
+    (sb, outside.display().to_string())
+}

@@ -253,6 +253,16 @@ impl SharedSource {
         lock(&self.conns[0])
     }
 
+    /// Runs `f` on a free connection, once there is one, and gives it back
+    /// (waking whoever waits for one); `None` when `cancel` fires first.
+    fn on_free<T>(&self, cancel: &CancelToken, f: impl FnOnce(&dyn DataSource) -> T) -> Option<T> {
+        let source = self.wait(cancel)?;
+        let out = f(source.as_ref());
+        drop(source);
+        self.ring();
+        Some(out)
+    }
+
     /// Wakes the statements waiting for a connection.
     fn ring(&self) {
         let (bell, freed) = &*self.freed;
@@ -280,21 +290,12 @@ impl DataSource for SharedSource {
         sink: &mut dyn RowSink,
         cancel: &CancelToken,
     ) -> Result<QueryStats, ExecError> {
-        let Some(source) = self.wait(cancel) else {
-            return Err(ExecError::Cancelled);
-        };
-        let result = source.execute(sql, sink, cancel);
-        drop(source);
-        self.ring();
-        result
+        self.on_free(cancel, |source| source.execute(sql, sink, cancel))
+            .unwrap_or(Err(ExecError::Cancelled))
     }
 
     fn read_statement(&self, sql: &str) -> Option<Result<crate::safety::EngineReading, String>> {
-        let source = self.wait(&CancelToken::new())?;
-        let reading = source.read_statement(sql);
-        drop(source);
-        self.ring();
-        reading
+        self.on_free(&CancelToken::new(), |source| source.read_statement(sql))?
     }
 
     fn warnings(&self) -> Vec<String> {
@@ -305,19 +306,13 @@ impl DataSource for SharedSource {
     // answers (they are the same source), so the question does not wait
     // behind a statement running on the first one.
     fn fingerprint(&self) -> Option<String> {
-        let source = self.wait(&CancelToken::new())?;
-        let fingerprint = source.fingerprint();
-        drop(source);
-        self.ring();
-        fingerprint
+        self.on_free(&CancelToken::new(), |source| source.fingerprint())?
     }
 
     fn fingerprint_since(&self, cached: Option<&str>) -> Option<crate::source::Since> {
-        let source = self.wait(&CancelToken::new())?;
-        let since = source.fingerprint_since(cached);
-        drop(source);
-        self.ring();
-        since
+        self.on_free(&CancelToken::new(), |source| {
+            source.fingerprint_since(cached)
+        })?
     }
 
     fn refuses_writes(&self) -> Option<&'static str> {

@@ -269,16 +269,41 @@ impl Literal<'_> {
     /// `[a,b]` or `(a,b)`, as a JSON array.
     fn sequence(&mut self, open: u8, close: u8) -> Option<()> {
         debug_assert_eq!(self.peek(), Some(open));
+        self.items(close, ('[', ']'), |l| l.value(false))
+    }
+
+    /// `{k:v,…}` as a JSON object.
+    fn map(&mut self) -> Option<()> {
+        self.items(b'}', ('{', '}'), |l| {
+            l.value(true)?;
+            l.skip_space();
+            if l.peek()? != b':' {
+                return None;
+            }
+            l.at += 1;
+            l.out.push(':');
+            l.value(false)
+        })
+    }
+
+    /// The comma-separated items after an opening bracket, up to `close`,
+    /// each read by `item`, written between `json`'s two brackets.
+    fn items(
+        &mut self,
+        close: u8,
+        json: (char, char),
+        item: impl Fn(&mut Self) -> Option<()>,
+    ) -> Option<()> {
         self.at += 1;
-        self.out.push('[');
+        self.out.push(json.0);
         self.skip_space();
         if self.peek() == Some(close) {
             self.at += 1;
-            self.out.push(']');
+            self.out.push(json.1);
             return Some(());
         }
         loop {
-            self.value(false)?;
+            item(self)?;
             self.skip_space();
             match self.peek()? {
                 b',' => {
@@ -287,42 +312,7 @@ impl Literal<'_> {
                 }
                 b if b == close => {
                     self.at += 1;
-                    self.out.push(']');
-                    return Some(());
-                }
-                _ => return None,
-            }
-        }
-    }
-
-    /// `{k:v,…}` as a JSON object.
-    fn map(&mut self) -> Option<()> {
-        self.at += 1;
-        self.out.push('{');
-        self.skip_space();
-        if self.peek() == Some(b'}') {
-            self.at += 1;
-            self.out.push('}');
-            return Some(());
-        }
-        loop {
-            self.value(true)?;
-            self.skip_space();
-            if self.peek()? != b':' {
-                return None;
-            }
-            self.at += 1;
-            self.out.push(':');
-            self.value(false)?;
-            self.skip_space();
-            match self.peek()? {
-                b',' => {
-                    self.at += 1;
-                    self.out.push(',');
-                }
-                b'}' => {
-                    self.at += 1;
-                    self.out.push('}');
+                    self.out.push(json.1);
                     return Some(());
                 }
                 _ => return None,

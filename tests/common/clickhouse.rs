@@ -16,7 +16,7 @@
 use std::io::{Read as _, Write as _};
 use std::net::TcpStream;
 use std::path::{Path, PathBuf};
-use std::process::{Command, Stdio};
+use std::process::Command;
 use std::sync::OnceLock;
 use std::time::Duration;
 
@@ -54,25 +54,12 @@ impl Shard {
     /// login with its own client, in database `shop` once it exists;
     /// returns the output (tab-separated, no headers).
     pub fn admin(&self, sql: &str) -> String {
-        let out = Command::new("clickhouse-client")
-            .args(["--host", "127.0.0.1", "--multiquery"])
+        let mut cmd = Command::new("clickhouse-client");
+        cmd.args(["--host", "127.0.0.1", "--multiquery"])
             .arg(format!("--port={}", self.tcp_port))
-            .arg("--allow_experimental_low_cardinality_type=1")
-            .stdin(Stdio::piped())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::piped())
-            .spawn()
-            .and_then(|mut child| {
-                child.stdin.take().unwrap().write_all(sql.as_bytes())?;
-                child.wait_with_output()
-            })
-            .expect("run clickhouse-client");
-        assert!(
-            out.status.success(),
-            "admin SQL failed: {sql}\n{}",
-            String::from_utf8_lossy(&out.stderr)
-        );
-        String::from_utf8_lossy(&out.stdout).into_owned()
+            .arg("--allow_experimental_low_cardinality_type=1");
+        super::servers::pipe_sql(&mut cmd, sql)
+            .unwrap_or_else(|e| panic!("admin SQL failed: {sql}\n{e}"))
     }
 
     /// Every database and table of the server and every row of the shop's

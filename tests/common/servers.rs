@@ -85,22 +85,7 @@ impl Server {
                 c
             }
         };
-        let out = cmd
-            .stdin(Stdio::piped())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::piped())
-            .spawn()
-            .and_then(|mut child| {
-                child.stdin.take().unwrap().write_all(sql.as_bytes())?;
-                child.wait_with_output()
-            })
-            .expect("run the database client");
-        assert!(
-            out.status.success(),
-            "admin SQL failed: {sql}\n{}",
-            String::from_utf8_lossy(&out.stderr)
-        );
-        String::from_utf8_lossy(&out.stdout).into_owned()
+        pipe_sql(&mut cmd, sql).unwrap_or_else(|e| panic!("admin SQL failed: {sql}\n{e}"))
     }
 
     /// Runs SQL with the server's own client as the test login [`USER`]
@@ -136,21 +121,7 @@ impl Server {
                 c
             }
         };
-        let out = cmd
-            .stdin(Stdio::piped())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::piped())
-            .spawn()
-            .and_then(|mut child| {
-                child.stdin.take().unwrap().write_all(sql.as_bytes())?;
-                child.wait_with_output()
-            })
-            .expect("run the database client");
-        if out.status.success() {
-            Ok(String::from_utf8_lossy(&out.stdout).into_owned())
-        } else {
-            Err(String::from_utf8_lossy(&out.stderr).into_owned())
-        }
+        pipe_sql(&mut cmd, sql)
     }
 
     /// Every row of the fixture's tables and the list of all tables, to
@@ -259,6 +230,26 @@ pub(crate) fn server_dir(name: &str) -> Result<PathBuf, String> {
 fn set_mode(path: &Path, mode: u32) {
     use std::os::unix::fs::PermissionsExt;
     let _ = std::fs::set_permissions(path, std::fs::Permissions::from_mode(mode));
+}
+
+/// Runs a database client with `sql` on its stdin: its output, or what
+/// it said on stderr when it failed.
+pub(crate) fn pipe_sql(cmd: &mut Command, sql: &str) -> Result<String, String> {
+    let out = cmd
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .and_then(|mut child| {
+            child.stdin.take().unwrap().write_all(sql.as_bytes())?;
+            child.wait_with_output()
+        })
+        .expect("run the database client");
+    if out.status.success() {
+        Ok(String::from_utf8_lossy(&out.stdout).into_owned())
+    } else {
+        Err(String::from_utf8_lossy(&out.stderr).into_owned())
+    }
 }
 
 pub(crate) fn free_port() -> u16 {

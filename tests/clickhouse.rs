@@ -243,9 +243,12 @@ fn wait_running(shard: &Shard, marker: &str, want: bool, within: Duration) {
     }
 }
 
-/// Seconds of work per row of `big`: far longer than any test waits.
+/// Tens of seconds of work over `big`, far longer than any test waits, in
+/// blocks of well under a second even on a busy machine: the server looks
+/// for a `KILL QUERY` between blocks, so a test waiting for the query to be
+/// gone measures aiq's stop, not the block's length.
 fn slow(marker: &str) -> String {
-    format!("SELECT sum(length(arrayMap(x -> x * n, range(2000)))) AS {marker} FROM big")
+    format!("SELECT sum(length(arrayMap(x -> x * n, range(500)))) AS {marker} FROM big")
 }
 
 #[test]
@@ -451,6 +454,12 @@ fn a_read_only_login_works() {
     wait_running(c.first(), "aiq_viewer_probe", false, Duration::from_secs(5));
 }
 
+/// The catalog cache is checked with one tiny query on `system.events`
+/// first: nothing written, the cache answers (a tampered entry shows it);
+/// written in another database, the full fingerprint finds the catalog
+/// unchanged, the cache answers and the entry is restamped; a row
+/// inserted into one of the source's tables, or a table created or
+/// dropped, moves the full fingerprint, so the catalog is read again.
 #[test]
 fn the_catalog_is_cached_until_it_changes() {
     let Some(c) = cluster() else { return };
@@ -462,15 +471,67 @@ fn the_catalog_is_cached_until_it_changes() {
         assert!(out.status.success(), "{}", stderr_of(&out));
         stdout_of(&out)
     };
-    let first = schema(&sb);
-    let cached = schema(&sb);
-    assert_eq!(first, cached);
     c.first()
         .admin("CREATE TABLE shop.cache_probe (id UInt8) ENGINE = MergeTree ORDER BY id");
-    let after = schema(&sb);
-    c.first().admin("DROP TABLE shop.cache_probe");
-    assert!(after.contains("table cache_probe"), "{after}");
-    assert!(!schema(&sb).contains("cache_probe"));
+    let first = schema(&sb);
+    assert!(first.contains("table cache_probe"), "{first}");
+    assert_eq!(first, schema(&sb));
+    // Nothing written: the quick check lets the entry answer as it is.
+    let entry = std::fs::read_dir(sb.home().join("cache"))
+        .unwrap()
+        .flatten()
+        .find(|e| !e.file_name().to_string_lossy().starts_with('.'))
+        .unwrap()
+        .path();
+    let bytes = std::fs::read(&entry).unwrap();
+    std::fs::write(
+        &entry,
+        common::replace_bytes(&bytes, "cache_probe", "cache_proxy"),
+    )
+    .unwrap();
+    assert!(
+        schema(&sb).contains("table cache_proxy"),
+        "the cache was not used"
+    );
+    // Written in another database: the full fingerprint finds this one
+    // unchanged, and the entry is kept under the server's counters of now.
+    c.first().admin(
+        "CREATE DATABASE IF NOT EXISTS aiq_elsewhere; \
+         CREATE TABLE aiq_elsewhere.x (id UInt8) ENGINE = MergeTree ORDER BY id; \
+         INSERT INTO aiq_elsewhere.x VALUES (1)",
+    );
+    let tampered = std::fs::read(&entry).unwrap();
+    let after_elsewhere = schema(&sb);
+    c.first().admin("DROP DATABASE aiq_elsewhere");
+    assert!(
+        after_elsewhere.contains("table cache_proxy"),
+        "the cache was not used after a write in another database:\n{after_elsewhere}"
+    );
+    assert_ne!(
+        std::fs::read(&entry).unwrap(),
+        tampered,
+        "the entry was not restamped"
+    );
+    // A row inserted here: read again.
+    c.first()
+        .admin("INSERT INTO shop.cache_probe VALUES (1), (2), (3)");
+    let after_insert = schema(&sb);
+    assert!(
+        after_insert.contains("table cache_probe"),
+        "a stale cache was used after rows were inserted:\n{after_insert}"
+    );
+    // A table created, then dropped: each read again.
+    c.first()
+        .admin("CREATE TABLE shop.cache_probe2 (id UInt8) ENGINE = MergeTree ORDER BY id");
+    let after_create = schema(&sb);
+    c.first()
+        .admin("DROP TABLE shop.cache_probe; DROP TABLE shop.cache_probe2");
+    assert!(
+        after_create.contains("table cache_probe2"),
+        "{after_create}"
+    );
+    let after_drop = schema(&sb);
+    assert!(!after_drop.contains("cache_probe"), "{after_drop}");
 }
 
 /// The attacker's corpus through one Lua script per batch, one MCP

@@ -312,8 +312,12 @@ impl RowSink for Forward<'_> {
     }
 
     fn row(&mut self, row: &[Value]) -> io::Result<()> {
-        self.preview.row(row);
-        self.batch.push(row.to_vec());
+        self.row_owned(row.to_vec())
+    }
+
+    fn row_owned(&mut self, row: Vec<Value>) -> io::Result<()> {
+        self.preview.row(&row);
+        self.batch.push(row);
         self.rows += 1;
         let due = self.rows.is_multiple_of(64) && self.last_flush.elapsed() >= FLUSH_AFTER;
         if self.batch.len() >= BATCH || due {

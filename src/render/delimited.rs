@@ -9,7 +9,8 @@ use crate::source::{Column, RowSink, Value};
 
 pub(crate) struct CsvRenderer<'a> {
     out: csv::Writer<Box<dyn Write + 'a>>,
-    fields: Vec<String>,
+    /// The text of a value that does not hold it as it is.
+    field: String,
     limit: Limit,
 }
 
@@ -19,7 +20,7 @@ impl<'a> CsvRenderer<'a> {
             out: csv::WriterBuilder::new()
                 .buffer_capacity(64 * 1024)
                 .from_writer(out),
-            fields: Vec::new(),
+            field: String::new(),
             limit,
         }
     }
@@ -37,7 +38,6 @@ impl RowSink for CsvRenderer<'_> {
         if columns.is_empty() {
             return Ok(());
         }
-        self.fields = vec![String::new(); columns.len()];
         self.out
             .write_record(columns.iter().map(|c| c.name.as_str()))
             .map_err(csv_error)
@@ -47,11 +47,19 @@ impl RowSink for CsvRenderer<'_> {
         if !self.limit.admit() {
             return Ok(());
         }
-        for (field, value) in self.fields.iter_mut().zip(row) {
-            field.clear();
-            value.write_text(field);
+        for value in row {
+            let text = match value.held_text() {
+                Some(text) => text,
+                None => {
+                    self.field.clear();
+                    value.write_text(&mut self.field);
+                    &self.field
+                }
+            };
+            self.out.write_field(text).map_err(csv_error)?;
         }
-        self.out.write_record(&self.fields).map_err(csv_error)
+        // Ends the record (as `write_record` does after its fields).
+        self.out.write_record(None::<&[u8]>).map_err(csv_error)
     }
 }
 

@@ -35,7 +35,7 @@ use super::clickhouse_url::parse_url;
 use super::server::{self, Collect, ConnectFailure, ServerStatus};
 use super::spec::{redact_url, ServerSpec};
 use super::{
-    CancelToken, DataSource, EngineKind, ExecError, Guard, OpenOptions, QueryStats, RowSink,
+    CancelToken, DataSource, EngineKind, ExecError, Guard, OpenOptions, QueryStats, RowSink, Since,
     SourceError,
 };
 use crate::safety::CheckedSql;
@@ -507,7 +507,20 @@ impl DataSource for ClickHouseSource {
     }
 
     fn fingerprint(&self) -> Option<String> {
-        super::clickhouse_catalog::fingerprint(self)
+        self.fingerprint_since(None).map(|since| since.key)
+    }
+
+    /// The quick check of `system.events` first (has the server written
+    /// anything since?), the full fingerprint only when it has: see
+    /// [`server::quick_then_full_by`].
+    fn fingerprint_since(&self, cached: Option<&str>) -> Option<Since> {
+        use super::clickhouse_catalog::{fingerprint, quick_fingerprint, same_quick};
+        server::quick_then_full_by(
+            cached,
+            || quick_fingerprint(self),
+            same_quick,
+            || fingerprint(self),
+        )
     }
 
     fn execute(

@@ -50,7 +50,8 @@ impl Rows {
                         self.kinds.len()
                     )));
                 }
-                sink.row(&self.row)?;
+                let row = std::mem::replace(&mut self.row, Vec::with_capacity(self.kinds.len()));
+                sink.row_owned(row)?;
                 self.rows += 1;
             }
         }

@@ -116,6 +116,12 @@ impl Default for OpenOptions {
 pub trait RowSink {
     fn columns(&mut self, columns: &[Column]) -> io::Result<()>;
     fn row(&mut self, row: &[Value]) -> io::Result<()>;
+
+    /// [`RowSink::row`] for an engine that built the row for this call
+    /// alone: a sink that keeps rows takes it as it is, without a copy.
+    fn row_owned(&mut self, row: Vec<Value>) -> io::Result<()> {
+        self.row(&row)
+    }
 }
 
 /// What a finished statement reports.

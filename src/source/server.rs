@@ -492,6 +492,11 @@ impl RowSink for Collect {
         self.rows.push(row.to_vec());
         Ok(())
     }
+
+    fn row_owned(&mut self, row: Vec<Value>) -> io::Result<()> {
+        self.rows.push(row);
+        Ok(())
+    }
 }
 
 /// A cell of a catalog query as text (NULL as `None`).
@@ -539,9 +544,22 @@ pub(crate) fn quick_then_full(
     quick: impl FnOnce() -> Option<String>,
     full: impl FnOnce() -> Option<String>,
 ) -> Option<Since> {
+    quick_then_full_by(cached, quick, |now, then| now == then, full)
+}
+
+/// [`quick_then_full`] where two quick parts may differ in their text and
+/// still say the same (a server start time read to within a second):
+/// `same(now, cached)` decides. It must answer `false` whenever in doubt;
+/// a `false` only costs the full fingerprint.
+pub(crate) fn quick_then_full_by(
+    cached: Option<&str>,
+    quick: impl FnOnce() -> Option<String>,
+    same: impl Fn(&str, &str) -> bool,
+    full: impl FnOnce() -> Option<String>,
+) -> Option<Since> {
     let cached = cached.and_then(|c| c.split_once(UNIT).map(|parts| (c, parts)));
     let quick = quick()?;
-    if let Some((whole, _)) = cached.filter(|(_, (q, _))| *q == quick) {
+    if let Some((whole, _)) = cached.filter(|(_, (q, _))| same(&quick, q)) {
         tracing::info!("nothing written since the cached catalog fingerprint");
         return Some(Since {
             key: whole.to_string(),

@@ -45,9 +45,7 @@ impl Value {
         match self {
             Value::Null => {}
             Value::Bool(b) => out.push_str(if *b { "true" } else { "false" }),
-            Value::Int(i) => {
-                let _ = write!(out, "{i}");
-            }
+            Value::Int(i) => out.push_str(itoa::Buffer::new().format(*i)),
             Value::BigInt(i) => {
                 let _ = write!(out, "{i}");
             }
@@ -70,6 +68,16 @@ impl Value {
                 out.push('Z');
             }
             Value::Blob(b) => write_hex(b, out),
+        }
+    }
+
+    /// The plain text form where the value holds it as it is (text,
+    /// decimals, JSON, other), so a writer need not copy it; `None` for
+    /// the rest.
+    pub fn held_text(&self) -> Option<&str> {
+        match self {
+            Value::Decimal(s) | Value::Text(s) | Value::Json(s) | Value::Other(s) => Some(s),
+            _ => None,
         }
     }
 

@@ -477,12 +477,7 @@ fn the_catalog_is_cached_until_it_changes() {
     assert!(first.contains("table cache_probe"), "{first}");
     assert_eq!(first, schema(&sb));
     // Nothing written: the quick check lets the entry answer as it is.
-    let entry = std::fs::read_dir(sb.home().join("cache"))
-        .unwrap()
-        .flatten()
-        .find(|e| !e.file_name().to_string_lossy().starts_with('.'))
-        .unwrap()
-        .path();
+    let entry = sb.only_cache_entry();
     let bytes = std::fs::read(&entry).unwrap();
     std::fs::write(
         &entry,

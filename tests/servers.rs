@@ -733,14 +733,9 @@ fn server_catalogs_are_cached_until_the_catalog_changes() {
         let schema = || stdout_of(&sb.aiq().args(["schema", url.as_str()]).output().unwrap());
         let first = schema();
         assert!(first.contains("table customers"), "{first}");
-        // Catalog entries, not their lock files (`.NAME.lock`).
-        let entries: Vec<_> = std::fs::read_dir(sb.home().join("cache"))
-            .unwrap()
-            .flatten()
-            .filter(|e| !e.file_name().to_string_lossy().starts_with('.'))
-            .collect();
+        let entries = sb.cache_entries();
         assert_eq!(entries.len(), 1, "{:?}", server.engine);
-        let path = entries[0].path();
+        let path = entries[0].clone();
         let bytes = std::fs::read(&path).unwrap();
         let cached = String::from_utf8_lossy(&bytes).into_owned();
         assert!(!cached.contains(PASSWORD), "the cache holds a password");
@@ -780,7 +775,7 @@ fn mariadb_catalog_cache_sees_every_write_past_its_quick_check() {
     server.admin(&format!("CREATE TABLE {t} (id INT)"));
     let schema = || schema_ok(&sb, &url);
     assert!(schema().contains(&format!("table {t}")));
-    let entry = only_cache_entry(&sb);
+    let entry = sb.only_cache_entry();
     let tampered_name = t.replace("probe", "proxy");
     let bytes = std::fs::read(&entry).unwrap();
     std::fs::write(&entry, replace_bytes(&bytes, &t, &tampered_name)).unwrap();
@@ -866,16 +861,6 @@ fn schema_ok(sb: &Sandbox, url: &str) -> String {
     stdout_of(&out)
 }
 
-/// The one catalog cache entry of the sandbox's home (not its lock file).
-fn only_cache_entry(sb: &Sandbox) -> std::path::PathBuf {
-    std::fs::read_dir(sb.home().join("cache"))
-        .unwrap()
-        .flatten()
-        .find(|e| !e.file_name().to_string_lossy().starts_with('.'))
-        .unwrap()
-        .path()
-}
-
 /// The block `aiq schema` prints for `table` (its head line to the next
 /// table), or "" when it is not there.
 fn table_block(schema: &str, table: &str) -> String {
@@ -915,7 +900,7 @@ fn postgres_ddl_of_every_kind_invalidates_the_catalog_cache() {
     let block = || table_block(&schema_ok(&sb, &url), &t);
     assert!(block().contains("  b integer"), "{}", block());
     // Unchanged: the cache answers (a tampered entry shows it).
-    let entry = only_cache_entry(&sb);
+    let entry = sb.only_cache_entry();
     let bytes = std::fs::read(&entry).unwrap();
     std::fs::write(&entry, replace_bytes(&bytes, "  b integer", "  q integer")).unwrap();
     assert!(block().contains("  q integer"), "the cache was not used");

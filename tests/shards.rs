@@ -242,7 +242,7 @@ fn spider_catalog_cache_follows_the_head() {
     let sb = Sandbox::new();
     let url = sp.head.url();
     assert!(schema(&sb, &url).contains("table orders"));
-    let entry = only_cache_entry(&sb);
+    let entry = sb.only_cache_entry();
     let bytes = std::fs::read(&entry).unwrap();
     std::fs::write(&entry, replace_bytes(&bytes, "visits", "vizits")).unwrap();
     assert!(
@@ -270,15 +270,6 @@ fn spider_catalog_cache_follows_the_head() {
         after.contains(" -- sharded with Spider: partitioned by KEY (id), 2 partitions on servers shard0, shard1\n  id int(11) primary key\n  amount decimal(10,2)\n"),
         "{after}"
     );
-}
-
-fn only_cache_entry(sb: &Sandbox) -> std::path::PathBuf {
-    std::fs::read_dir(sb.home().join("cache"))
-        .unwrap()
-        .flatten()
-        .find(|e| !e.file_name().to_string_lossy().starts_with('.'))
-        .unwrap()
-        .path()
 }
 
 /// Layer 2 on its own: in the read-only session aiq opens, the head
@@ -589,7 +580,7 @@ fn postgres_catalog_cache_follows_new_partitions() {
     let sb = Sandbox::new();
     let url = pg.head.url();
     assert!(schema(&sb, &url).contains("100 partitions"));
-    let entry = only_cache_entry(&sb);
+    let entry = sb.only_cache_entry();
     let bytes = std::fs::read(&entry).unwrap();
     std::fs::write(&entry, replace_bytes(&bytes, "readings", "readingz")).unwrap();
     assert!(

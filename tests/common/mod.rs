@@ -54,6 +54,24 @@ impl Sandbox {
         self.dir.path().join("home").join(".aiqconfig")
     }
 
+    /// The catalog cache's entries in the sandbox's home (not their lock
+    /// files, `.NAME.lock`).
+    pub fn cache_entries(&self) -> Vec<PathBuf> {
+        fs::read_dir(self.home().join("cache"))
+            .expect("the catalog cache folder")
+            .flatten()
+            .filter(|e| !e.file_name().to_string_lossy().starts_with('.'))
+            .map(|e| e.path())
+            .collect()
+    }
+
+    /// The one catalog cache entry of the sandbox's home.
+    pub fn only_cache_entry(&self) -> PathBuf {
+        let entries = self.cache_entries();
+        assert_eq!(entries.len(), 1, "{entries:?}");
+        entries.into_iter().next().unwrap()
+    }
+
     /// `aiq` with `AIQ_HOME`/`HOME` inside the sandbox, run from it, with no
     /// colour and no model settings leaking in from the environment, as a
     /// plain process for tests that spawn it and signal or read it live.

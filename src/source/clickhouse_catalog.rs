@@ -324,21 +324,28 @@ pub(super) fn quote(name: &str) -> String {
 /// samples). Data written on other shards is not seen here: a
 /// `Distributed` table's count is as fresh as this server's parts.
 pub(super) fn fingerprint(source: &ClickHouseSource) -> Option<String> {
-    let out = source
-        .internal(
-            "SELECT \
+    first_row_text(
+        source,
+        "SELECT \
                (SELECT concat(toString(count()), ':', toString(groupBitXor(cityHash64(name, engine, \
                   toString(metadata_modification_time))))) \
                 FROM system.tables WHERE database = currentDatabase()), \
                (SELECT concat(toString(count()), ':', toString(sum(rows)), ':', \
                   toString(max(modification_time))) \
                 FROM system.parts WHERE active AND database = currentDatabase())",
-            None,
-        )
+        ";",
+    )
+}
+
+/// The first row of one of aiq's own queries, its values joined by `sep`;
+/// `None` (logged) when the query fails or answers nothing.
+fn first_row_text(source: &ClickHouseSource, sql: &str, sep: &str) -> Option<String> {
+    let out = source
+        .internal(sql, None)
         .map_err(|e| tracing::info!("no catalog fingerprint: {e}"))
         .ok()?;
     let row = out.rows.first()?;
-    Some(row.iter().map(Value::to_text).collect::<Vec<_>>().join(";"))
+    Some(row.iter().map(Value::to_text).collect::<Vec<_>>().join(sep))
 }
 
 /// Whether the server wrote anything at all since it started, in one tiny
@@ -362,12 +369,7 @@ const QUICK: &str = "\
 
 /// The quick half of the fingerprint ([`QUICK`]), as `start counters…`.
 pub(super) fn quick_fingerprint(source: &ClickHouseSource) -> Option<String> {
-    let out = source
-        .internal(QUICK, None)
-        .map_err(|e| tracing::info!("no quick catalog fingerprint: {e}"))
-        .ok()?;
-    let row = out.rows.first()?;
-    Some(row.iter().map(Value::to_text).collect::<Vec<_>>().join(" "))
+    first_row_text(source, QUICK, " ")
 }
 
 /// Whether two quick fingerprints say that nothing was written: the same

@@ -127,6 +127,10 @@ impl RowSink for TsvRenderer<'_> {
             return Ok(());
         }
         for (i, v) in row.iter().enumerate() {
+            if let Some(text) = v.held_text() {
+                self.write_field(text, i == 0)?;
+                continue;
+            }
             let mut field = std::mem::take(&mut self.field);
             field.clear();
             v.write_text(&mut field);

@@ -61,9 +61,7 @@ impl EventSink for Clock {
             }
             Event::Rows(rows) => {
                 if let Some(r) = self.csv.as_mut() {
-                    for row in &rows {
-                        r.row(row)?;
-                    }
+                    rows.send_to(r.as_mut())?;
                 }
             }
             Event::QueryFinished { .. } => {

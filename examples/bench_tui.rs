@@ -149,7 +149,7 @@ fn with_result(size: (u16, u16), rows: usize) -> (App, Duration) {
         let batch: Vec<Vec<Value>> = (i..(i + 256).min(rows)).map(row).collect();
         i += batch.len();
         let started = Instant::now();
-        app.update(Msg::Core(Event::Rows(batch)));
+        app.update(Msg::Core(Event::Rows(batch.into())));
         took += started.elapsed();
     }
     app.update(Msg::Core(Event::QueryFinished {

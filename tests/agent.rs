@@ -86,7 +86,7 @@ fn context_length_errors_refit_the_request_over_http() {
     assert!(events.0.iter().any(|e| matches!(e, Event::Notice(n)
         if n.starts_with("aiq: to fit the model's 4,096-token window: the oldest earlier question left out"))));
     assert!(events.0.iter().any(
-        |e| matches!(e, Event::Rows(rows) if rows == &vec![vec![aiq::source::Value::Int(6)]])
+        |e| matches!(e, Event::Rows(aiq::source::RowBatch::Values(rows)) if rows == &vec![vec![aiq::source::Value::Int(6)]])
     ));
     // Learned for next time.
     let cached = std::fs::read_to_string(sb.home().join("cache/windows.json")).unwrap();
@@ -180,7 +180,7 @@ fn a_worker_turn_cancelled_mid_stream_leaves_the_conversation_working() {
     let seen = until(&worker, |e| matches!(e, Event::TurnFinished(_)));
     assert!(
         seen.iter().any(
-            |e| matches!(e, Event::Rows(rows) if rows == &vec![vec![aiq::source::Value::Int(6)]])
+            |e| matches!(e, Event::Rows(aiq::source::RowBatch::Values(rows)) if rows == &vec![vec![aiq::source::Value::Int(6)]])
         ),
         "{seen:?}"
     );

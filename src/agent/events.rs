@@ -19,7 +19,7 @@ use super::outcome::Outcome;
 use crate::cancel::CancelToken;
 use crate::chart::Chart;
 use crate::llm::Usage;
-use crate::source::{Column, Value};
+use crate::source::{Column, RowBatch};
 
 /// One fact about the conversation, in the order it happened.
 #[derive(Debug)]
@@ -40,7 +40,7 @@ pub enum Event {
     /// The result's columns.
     Columns(Vec<Column>),
     /// Some rows of the result.
-    Rows(Vec<Vec<Value>>),
+    Rows(RowBatch),
     /// The statement finished.
     QueryFinished {
         /// Rows read (for a write: rows changed).

@@ -110,7 +110,7 @@ impl EventSink for Tee<'_> {
                 }
                 Event::Rows(rows) => {
                     if let Some(rec) = self.building.as_mut() {
-                        rows.iter().for_each(|row| rec.push(row));
+                        rows.each_row(|row| rec.push(row));
                     }
                 }
                 Event::QueryFinished { changed, more, .. } => {
@@ -134,7 +134,7 @@ mod tests {
     use super::*;
     use crate::agent::testkit::Recorder;
     use crate::agent::Answer;
-    use crate::source::{Column, Value};
+    use crate::source::{Column, RowBatch, Value};
     use std::time::Duration;
 
     fn result(sink: &mut dyn EventSink, n: i64, finish: bool) {
@@ -143,7 +143,7 @@ mod tests {
         let rows = (0..n)
             .map(|i| vec![Value::Text(format!("c{i}")), Value::Int(i)])
             .collect();
-        sink.event(Event::Rows(rows)).unwrap();
+        sink.event(Event::Rows(RowBatch::Values(rows))).unwrap();
         if finish {
             sink.event(Event::QueryFinished {
                 rows: n as u64,

@@ -13,7 +13,9 @@ use super::outcome::{AgentError, Answer, Outcome};
 use super::{PREVIEW_BYTES, PREVIEW_ROWS};
 use crate::cancel::{CancelToken, TurnSlot};
 use crate::safety::{self, Access, CheckedSql, Policy, Refusal};
-use crate::source::{Column, DataSource, EnoughRows, ExecError, QueryStats, RowSink, Value};
+use crate::source::{
+    Column, DataSource, EnoughRows, ExecError, QueryStats, RowBatch, RowSink, TextRows, Value,
+};
 use std::time::Instant;
 
 /// Rows per `Event::Rows` batch.
@@ -294,7 +296,7 @@ impl<'a> Forward<'a> {
             return Ok(());
         }
         self.sink
-            .event(Event::Rows(std::mem::take(&mut self.batch)))
+            .event(Event::Rows(std::mem::take(&mut self.batch).into()))
     }
 }
 
@@ -324,6 +326,20 @@ impl RowSink for Forward<'_> {
             self.flush()?;
         }
         Ok(())
+    }
+
+    /// Text rows go on as they are, after the rows before them; only the
+    /// ones the preview still wants are read into values here.
+    fn text_rows(&mut self, rows: TextRows) -> io::Result<()> {
+        self.flush()?;
+        for row in rows.values() {
+            if self.preview.is_full() {
+                break;
+            }
+            self.preview.row(&row);
+        }
+        self.rows += rows.len() as u64;
+        self.sink.event(Event::Rows(RowBatch::Text(rows)))
     }
 }
 
@@ -362,6 +378,11 @@ pub(crate) struct Preview {
 }
 
 impl Preview {
+    /// True once it takes no more rows.
+    fn is_full(&self) -> bool {
+        self.full || self.rows >= PREVIEW_ROWS
+    }
+
     fn line(&mut self, cells: impl Iterator<Item = String>) {
         if self.full {
             return;

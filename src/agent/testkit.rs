@@ -140,7 +140,7 @@ impl Recorder {
         self.events
             .iter()
             .filter_map(|e| match e {
-                Event::Rows(r) => Some(r.clone()),
+                Event::Rows(r) => Some(r.clone().into_values()),
                 _ => None,
             })
             .flatten()

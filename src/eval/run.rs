@@ -95,7 +95,7 @@ impl EventSink for Capture {
             }
             Event::Columns(columns) => self.result.columns = columns,
             Event::Rows(rows) => {
-                for row in rows {
+                for row in rows.into_values() {
                     self.result.push(row)?;
                 }
             }

@@ -70,7 +70,8 @@ impl EventSink for ChannelSink {
                 (w.sent, w.counting_since) = (0, None);
                 self.send(Event::Columns(columns))
             }
-            Event::Rows(mut rows) => {
+            Event::Rows(rows) => {
+                let mut rows = rows.into_values();
                 let room = w.keep - w.sent;
                 if rows.len() > room {
                     rows.truncate(room);
@@ -83,7 +84,7 @@ impl EventSink for ChannelSink {
                 if rows.is_empty() {
                     return Ok(());
                 }
-                self.send(Event::Rows(rows))
+                self.send(Event::Rows(rows.into()))
             }
             other => self.send(other),
         }
@@ -291,17 +292,17 @@ mod tests {
             "n", "INTEGER",
         )]))
         .unwrap();
-        sink.event(Event::Rows(rows(2))).unwrap();
-        sink.event(Event::Rows(rows(2))).unwrap();
-        sink.event(Event::Rows(rows(5))).unwrap();
+        sink.event(Event::Rows(rows(2).into())).unwrap();
+        sink.event(Event::Rows(rows(2).into())).unwrap();
+        sink.event(Event::Rows(rows(5).into())).unwrap();
         if let Some(w) = sink.window.as_mut() {
             w.budget = Duration::ZERO;
         }
-        let e = sink.event(Event::Rows(rows(5))).unwrap_err();
+        let e = sink.event(Event::Rows(rows(5).into())).unwrap_err();
         assert!(EnoughRows::is(&e));
         // A new result gets a new window.
         sink.event(Event::Columns(vec![])).unwrap();
-        sink.event(Event::Rows(rows(1))).unwrap();
+        sink.event(Event::Rows(rows(1).into())).unwrap();
         drop(sink);
         let sent: Vec<usize> = rx
             .iter()

@@ -219,10 +219,7 @@ impl EventSink for Collector<'_> {
             Event::Rows(rows) => {
                 self.counter.add_rows(rows.len() as u64);
                 if !self.options.charting {
-                    let r = self.renderer();
-                    for row in &rows {
-                        r.row(row)?;
-                    }
+                    rows.send_to(self.renderer().as_mut())?;
                 }
             }
             Event::Chart(chart) => {

@@ -278,7 +278,7 @@ pub fn show(
             preview.row(&values);
             batch.push(values);
         }
-        emit(Event::Rows(batch)).map_err(ShowError::Sink)?;
+        emit(Event::Rows(batch.into())).map_err(ShowError::Sink)?;
     }
     emit(Event::QueryFinished {
         rows: n as u64,
@@ -379,7 +379,7 @@ mod tests {
             cols,
             &[Column::new("a", "INTEGER"), Column::new("b", "TEXT")]
         );
-        let Event::Rows(rows) = &events[1] else {
+        let Event::Rows(crate::source::RowBatch::Values(rows)) = &events[1] else {
             panic!()
         };
         assert_eq!(rows[1], vec![Value::Float(2.5), Value::Null]);
@@ -423,7 +423,7 @@ mod tests {
             "return {{'EU', 3}, {'US', 4}}",
             Some(vec!["region".into(), "n".into()]),
         );
-        let Event::Rows(rows) = &events[1] else {
+        let Event::Rows(crate::source::RowBatch::Values(rows)) = &events[1] else {
             panic!()
         };
         assert_eq!(rows[0], vec![Value::Text("EU".into()), Value::Int(3)]);

@@ -306,7 +306,7 @@ impl EventSink for ResultSink<'_> {
                 self.finished = None;
             }
             Event::Columns(columns) => self.columns = columns,
-            Event::Rows(rows) => self.take(rows)?,
+            Event::Rows(rows) => self.take(rows.into_values())?,
             Event::QueryFinished {
                 rows,
                 elapsed,

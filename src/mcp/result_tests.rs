@@ -34,7 +34,7 @@ fn rows_beyond_the_row_cap_stop_the_statement() {
         &mut consent,
     );
     sink.event(Event::Columns(cols())).unwrap();
-    let e = sink.event(Event::Rows(rows(5))).unwrap_err();
+    let e = sink.event(Event::Rows(rows(5).into())).unwrap_err();
     assert!(EnoughRows::is(&e));
     finished(&mut sink, 5);
     assert_eq!(sink.rows.len(), 3);
@@ -65,7 +65,7 @@ fn exactly_the_cap_is_not_truncated_and_bytes_cap_too() {
         &mut consent,
     );
     sink.event(Event::Columns(cols())).unwrap();
-    sink.event(Event::Rows(rows(3))).unwrap();
+    sink.event(Event::Rows(rows(3).into())).unwrap();
     finished(&mut sink, 3);
     assert!(!sink.truncated);
     assert!(sink.table_text().ends_with("(3 rows)\n"));
@@ -80,7 +80,7 @@ fn exactly_the_cap_is_not_truncated_and_bytes_cap_too() {
         &mut consent,
     );
     sink.event(Event::Columns(cols())).unwrap();
-    assert!(sink.event(Event::Rows(rows(5))).is_err());
+    assert!(sink.event(Event::Rows(rows(5).into())).is_err());
     assert_eq!(sink.rows.len(), 2);
     assert!(sink.truncated);
 }
@@ -99,7 +99,8 @@ fn a_value_too_big_is_cut_and_its_row_stays() {
     ]))
     .unwrap();
     let big = |id| vec![Value::Text("x".repeat(1_000_000)), Value::Int(id)];
-    sink.event(Event::Rows(vec![big(1), big(2)])).unwrap();
+    sink.event(Event::Rows(vec![big(1), big(2)].into()))
+        .unwrap();
     finished(&mut sink, 2);
     assert!(!sink.truncated);
     let s = sink.structured();
@@ -132,7 +133,9 @@ fn a_value_too_big_is_cut_and_its_row_stays() {
     };
     let mut sink = ResultSink::new(caps, &mut consent);
     let wide: Vec<Value> = (0..20).map(|_| Value::Text("y".repeat(500))).collect();
-    assert!(sink.event(Event::Rows(vec![wide.clone(), wide])).is_err());
+    assert!(sink
+        .event(Event::Rows(vec![wide.clone(), wide].into()))
+        .is_err());
     assert_eq!(sink.rows.len(), 1);
     assert!(sink.truncated);
     assert_eq!(sink.values_cut, 20);
@@ -149,12 +152,13 @@ fn a_fix_starts_the_result_over() {
     sink.event(Event::QueryStarted { sql: "bad".into() })
         .unwrap();
     sink.event(Event::Columns(cols())).unwrap();
-    sink.event(Event::Rows(rows(2))).unwrap();
+    sink.event(Event::Rows(rows(2).into())).unwrap();
     sink.event(Event::QueryStarted { sql: "good".into() })
         .unwrap();
     sink.event(Event::Columns(vec![Column::new("x", "")]))
         .unwrap();
-    sink.event(Event::Rows(vec![vec![Value::Int(1)]])).unwrap();
+    sink.event(Event::Rows(vec![vec![Value::Int(1)]].into()))
+        .unwrap();
     finished(&mut sink, 1);
     assert_eq!(sink.sql.as_deref(), Some("good"));
     assert_eq!(sink.structured().rows, [[json!(1)]]);
@@ -225,10 +229,9 @@ fn the_markdown_text_cuts_long_values_and_the_structured_rows_keep_them() {
     let mut sink = ResultSink::new(caps, &mut consent);
     let long = "x".repeat(150);
     sink.event(Event::Columns(cols())).unwrap();
-    sink.event(Event::Rows(vec![vec![
-        Value::Text(long.clone()),
-        Value::Int(1),
-    ]]))
+    sink.event(Event::Rows(
+        vec![vec![Value::Text(long.clone()), Value::Int(1)]].into(),
+    ))
     .unwrap();
     finished(&mut sink, 1);
     let cut = format!("| {}… | 1 |", "x".repeat(99));

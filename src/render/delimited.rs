@@ -5,7 +5,7 @@
 use std::io::{self, Write};
 
 use super::{Limit, Renderer};
-use crate::source::{Column, RowSink, Value};
+use crate::source::{Column, RowSink, TextRows, Value};
 
 pub(crate) struct CsvRenderer<'a> {
     out: csv::Writer<Box<dyn Write + 'a>>,
@@ -23,6 +23,20 @@ impl<'a> CsvRenderer<'a> {
             field: String::new(),
             limit,
         }
+    }
+}
+
+impl CsvRenderer<'_> {
+    fn write_value(&mut self, value: &Value) -> io::Result<()> {
+        let text = match value.held_text() {
+            Some(text) => text,
+            None => {
+                self.field.clear();
+                value.write_text(&mut self.field);
+                &self.field
+            }
+        };
+        self.out.write_field(text).map_err(csv_error)
     }
 }
 
@@ -48,18 +62,28 @@ impl RowSink for CsvRenderer<'_> {
             return Ok(());
         }
         for value in row {
-            let text = match value.held_text() {
-                Some(text) => text,
-                None => {
-                    self.field.clear();
-                    value.write_text(&mut self.field);
-                    &self.field
-                }
-            };
-            self.out.write_field(text).map_err(csv_error)?;
+            self.write_value(value)?;
         }
         // Ends the record (as `write_record` does after its fields).
         self.out.write_record(None::<&[u8]>).map_err(csv_error)
+    }
+
+    /// The same fields, from the engine's text without values where the
+    /// text is the value's own.
+    fn text_rows(&mut self, rows: TextRows) -> io::Result<()> {
+        for fields in rows.each_line() {
+            if !self.limit.admit() {
+                continue;
+            }
+            for (column, field) in fields.enumerate() {
+                match rows.plain(column, field) {
+                    Ok(text) => self.out.write_field(text.as_bytes()).map_err(csv_error)?,
+                    Err(value) => self.write_value(&value)?,
+                }
+            }
+            self.out.write_record(None::<&[u8]>).map_err(csv_error)?;
+        }
+        Ok(())
     }
 }
 
@@ -86,6 +110,18 @@ impl<'a> TsvRenderer<'a> {
             field: String::new(),
             limit,
         }
+    }
+
+    fn write_value(&mut self, value: &Value, first: bool) -> io::Result<()> {
+        if let Some(text) = value.held_text() {
+            return self.write_field(text, first);
+        }
+        let mut field = std::mem::take(&mut self.field);
+        field.clear();
+        value.write_text(&mut field);
+        let r = self.write_field(&field, first);
+        self.field = field;
+        r
     }
 
     fn write_field(&mut self, text: &str, first: bool) -> io::Result<()> {
@@ -127,18 +163,27 @@ impl RowSink for TsvRenderer<'_> {
             return Ok(());
         }
         for (i, v) in row.iter().enumerate() {
-            if let Some(text) = v.held_text() {
-                self.write_field(text, i == 0)?;
-                continue;
-            }
-            let mut field = std::mem::take(&mut self.field);
-            field.clear();
-            v.write_text(&mut field);
-            let r = self.write_field(&field, i == 0);
-            self.field = field;
-            r?;
+            self.write_value(v, i == 0)?;
         }
         self.out.write_all(b"\n")
+    }
+
+    /// The same fields, from the engine's text without values where the
+    /// text is the value's own.
+    fn text_rows(&mut self, rows: TextRows) -> io::Result<()> {
+        for fields in rows.each_line() {
+            if !self.limit.admit() {
+                continue;
+            }
+            for (column, field) in fields.enumerate() {
+                match rows.plain(column, field) {
+                    Ok(text) => self.write_field(&text, column == 0)?,
+                    Err(value) => self.write_value(&value, column == 0)?,
+                }
+            }
+            self.out.write_all(b"\n")?;
+        }
+        Ok(())
     }
 }
 

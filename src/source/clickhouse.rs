@@ -29,7 +29,7 @@ use std::time::Duration;
 use futures_util::StreamExt;
 use reqwest::{StatusCode, Url};
 
-use super::clickhouse_rows::Rows;
+use super::clickhouse_rows::{Block, Rows};
 use super::clickhouse_text::{exception, is_exception_line};
 use super::clickhouse_url::parse_url;
 use super::server::{self, Collect, ConnectFailure, ServerStatus};
@@ -397,33 +397,42 @@ impl Endpoint {
             let Some(chunk) = chunk else { break };
             let chunk =
                 chunk.map_err(|e| ExecError::Engine(format!("the answer broke off: {e}")))?;
-            // Lines are read from the chunk where they lie; only a line cut
-            // by the chunk's end is copied, to be finished by the next one.
             let mut data: &[u8] = &chunk;
-            if !pending.is_empty() {
+            // The header's two lines, one at a time (a line may span chunks).
+            while reader.stage < 2 {
                 let Some(end) = memchr::memchr(b'\n', data) else {
-                    pending.extend_from_slice(data);
-                    continue;
+                    break;
                 };
                 pending.extend_from_slice(&data[..end]);
-                let line = std::mem::take(&mut pending);
                 data = &data[end + 1..];
+                let line = std::mem::take(&mut pending);
                 if let Err(e) = self.take(&mut reader, &line, data, sink) {
                     return Err(self.stopped(e, body, &id).await);
                 }
             }
-            let mut start = 0;
-            while let Some(end) = memchr::memchr(b'\n', &data[start..]) {
-                let line = &data[start..start + end];
-                start += end + 1;
-                if let Err(e) = self.take(&mut reader, line, &data[start..], sink) {
-                    return Err(self.stopped(e, body, &id).await);
-                }
-                if reader.rows.is_multiple_of(4096) && cancel.is_cancelled() {
-                    return Err(ExecError::Cancelled);
-                }
+            // Then rows: the whole lines of a chunk go on together as text;
+            // a line cut by its end waits for the next one.
+            let whole = match memchr::memrchr(b'\n', data) {
+                Some(last) if reader.stage == 2 => last + 1,
+                _ => 0,
+            };
+            if whole == 0 {
+                pending.extend_from_slice(data);
+                continue;
             }
-            pending.extend_from_slice(&data[start..]);
+            let mut block = std::mem::take(&mut pending);
+            block.extend_from_slice(&data[..whole]);
+            pending.extend_from_slice(&data[whole..]);
+            let sent = reader.block(block, &pending, sink).map_err(|e| match e {
+                Block::Io(e) => ExecError::from(e),
+                Block::Exception(text) => self.exception_error(&text),
+            });
+            if let Err(e) = sent {
+                return Err(self.stopped(e, body, &id).await);
+            }
+            if cancel.is_cancelled() {
+                return Err(ExecError::Cancelled);
+            }
         }
         if !pending.is_empty() {
             if is_exception_line(&pending) {

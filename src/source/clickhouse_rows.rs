@@ -1,8 +1,39 @@
 //! The lines of a `TabSeparatedWithNamesAndTypes` answer — names, types,
-//! then rows — turned into columns and typed rows for a sink. Pure.
+//! then rows — turned into columns and typed rows for a sink, or handed on
+//! as text ([`TextRows`]) in blocks of whole lines. Pure.
 
-use super::clickhouse_text::{unescape, Kind};
-use super::{Column, RowSink, Value};
+use std::borrow::Cow;
+use std::sync::Arc;
+
+use super::clickhouse_text::{is_exception_line, unescape, Kind};
+use super::{Column, Field, Fields, RowSink, TextFormat, TextRows, Value};
+
+/// The rows' text: tab-separated fields, each typed by its column's kind.
+struct Tsv {
+    kinds: Vec<Kind>,
+}
+
+impl TextFormat for Tsv {
+    fn separator(&self) -> u8 {
+        b'\t'
+    }
+
+    fn escape(&self) -> Option<u8> {
+        Some(b'\\')
+    }
+
+    fn columns(&self) -> usize {
+        self.kinds.len()
+    }
+
+    fn value(&self, column: usize, field: &[u8]) -> Value {
+        self.kinds[column].decode(field)
+    }
+
+    fn plain<'a>(&self, column: usize, field: Field<'a>) -> Result<Cow<'a, str>, Value> {
+        self.kinds[column].plain(field)
+    }
+}
 
 /// Reads the lines of a `TabSeparatedWithNamesAndTypes` answer: names,
 /// types, then rows.
@@ -12,6 +43,8 @@ pub(super) struct Rows {
     pub(super) stage: u8,
     names: Vec<String>,
     kinds: Vec<Kind>,
+    /// The same kinds, for rows handed on as text.
+    format: Option<Arc<Tsv>>,
     row: Vec<Value>,
     /// Rows sent to the sink so far.
     pub(super) rows: u64,
@@ -19,7 +52,7 @@ pub(super) struct Rows {
 
 impl Rows {
     pub(super) fn line(&mut self, line: &[u8], sink: &mut dyn RowSink) -> std::io::Result<()> {
-        let fields = fields(line);
+        let fields = Fields::new(line, b'\t');
         match self.stage {
             0 => {
                 self.names = fields.map(header_text).collect();
@@ -28,6 +61,9 @@ impl Rows {
             1 => {
                 let types: Vec<String> = fields.map(header_text).collect();
                 self.kinds = types.iter().map(|t| Kind::of(t)).collect();
+                self.format = Some(Arc::new(Tsv {
+                    kinds: self.kinds.clone(),
+                }));
                 let columns: Vec<Column> = self
                     .names
                     .iter()
@@ -59,23 +95,68 @@ impl Rows {
     }
 }
 
-/// The tab-separated fields of one line.
-fn fields(line: &[u8]) -> impl Iterator<Item = &[u8]> {
-    let mut tabs = memchr::memchr_iter(b'\t', line);
-    let mut start = Some(0);
-    std::iter::from_fn(move || {
-        let from = start?;
-        match tabs.next() {
-            Some(tab) => {
-                start = Some(tab + 1);
-                Some(&line[from..tab])
-            }
+impl Rows {
+    /// Whole row lines (each ended by `\n`), handed on as text. The rows
+    /// before a server's exception go on; the exception is the error,
+    /// with `more` (what came after the block) in its text.
+    pub(super) fn block(
+        &mut self,
+        block: Vec<u8>,
+        more: &[u8],
+        sink: &mut dyn RowSink,
+    ) -> Result<(), Block> {
+        let format = match &self.format {
+            Some(format) => Arc::clone(format) as Arc<dyn TextFormat>,
             None => {
-                start = None;
-                Some(&line[from..])
+                return Err(Block::Io(std::io::Error::other(
+                    "rows came before their types",
+                )))
             }
+        };
+        let (block, exception) = match exception_at(&block) {
+            Some(at) => {
+                let mut text = String::from_utf8_lossy(&block[at..]).into_owned();
+                text.push_str(&String::from_utf8_lossy(more));
+                let mut rows = block;
+                rows.truncate(at);
+                (rows, Some(text))
+            }
+            None => (block, None),
+        };
+        let rows = TextRows::new(format, block).map_err(Block::Io)?;
+        self.rows += rows.len() as u64;
+        if !rows.is_empty() {
+            sink.text_rows(rows).map_err(Block::Io)?;
         }
-    })
+        match exception {
+            Some(text) => Err(Block::Exception(text)),
+            None => Ok(()),
+        }
+    }
+}
+
+/// Why a block of rows stopped.
+pub(super) enum Block {
+    /// The sink's error, or rows not as the header said.
+    Io(std::io::Error),
+    /// The text of an exception the server sent after some rows.
+    Exception(String),
+}
+
+/// Where the line of a server's exception starts in `block`, if one does.
+/// Most blocks hold none, so the lines are looked at only where one may be:
+/// where "xception" is (`DB::Exception`, `__exception__`).
+fn exception_at(block: &[u8]) -> Option<usize> {
+    memchr::memmem::find(block, b"xception")?;
+    let mut start = 0;
+    while start < block.len() {
+        let end = memchr::memchr(b'\n', &block[start..]).map_or(block.len(), |e| start + e);
+        if is_exception_line(&block[start..end]) {
+            return Some(start);
+        }
+        start = end + 1;
+    }
+    None
 }
 
 /// A name or type of the header lines, unescaped.

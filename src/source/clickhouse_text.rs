@@ -7,10 +7,12 @@
 //! 128/256-bit types as `BigInt` or, past `i128`, as exact decimal text);
 //! decimals stay as the server prints them, never via `f64`.
 
+use std::borrow::Cow;
+
 use chrono::{NaiveDate, NaiveDateTime};
 
 use super::server::bytes_value;
-use super::Value;
+use super::{Field, Value};
 
 /// How one column's text becomes a [`Value`], from its ClickHouse type.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -58,6 +60,34 @@ impl Kind {
             "Nothing" => Kind::Nothing,
             _ => Kind::Text,
         }
+    }
+
+    /// What [`Kind::decode`] of `raw` prints ([`Value::write_text`]), read
+    /// off `raw` where it is that text without a value: NULL, integers as
+    /// the server writes them, dates, times to the second, decimals, text
+    /// and JSON once unescaped (if UTF-8). Else the value itself.
+    pub(crate) fn plain(self, field: Field<'_>) -> Result<Cow<'_, str>, Value> {
+        let raw = field.bytes;
+        if raw == b"\\N" || self == Kind::Nothing {
+            return Ok(Cow::Borrowed(""));
+        }
+        let as_sent = match self {
+            Kind::Int | Kind::Wide => is_plain_integer(raw),
+            // A date or a time to the second prints as sent, and one that
+            // is not valid stays as sent; a fraction may print shorter.
+            Kind::Date | Kind::DateTime => raw.len() <= 19,
+            Kind::Decimal | Kind::Text | Kind::Json => true,
+            _ => false,
+        };
+        let text = match (as_sent, field.escaped, field.text) {
+            (false, _, _) => None,
+            (true, false, Some(text)) => Some(Cow::Borrowed(text)),
+            (true, false, None) => std::str::from_utf8(raw).ok().map(Cow::Borrowed),
+            (true, true, _) => String::from_utf8(unescape(raw).into_owned())
+                .ok()
+                .map(Cow::Owned),
+        };
+        text.ok_or_else(|| self.decode(raw))
     }
 
     /// One field's value; `raw` is the field as sent (still escaped).
@@ -163,6 +193,15 @@ pub(crate) fn unwrap_type(type_name: &str) -> &str {
     }
 }
 
+/// An integer as Rust prints it: digits without a leading `+` or zero,
+/// `-` only before a number other than 0.
+fn is_plain_integer(raw: &[u8]) -> bool {
+    let digits = raw.strip_prefix(b"-").unwrap_or(raw);
+    !digits.is_empty()
+        && digits.iter().all(u8::is_ascii_digit)
+        && (digits[0] != b'0' || digits == b"0" && digits.len() == raw.len())
+}
+
 fn int_value(t: &str) -> Option<Value> {
     if let Ok(i) = t.parse::<i64>() {
         return Some(Value::Int(i));
@@ -180,9 +219,9 @@ fn wide_value(t: &str) -> Value {
 }
 
 /// A TSV field without its escapes (`\t`, `\n`, `\\`, `\'`, `\0`, `\xHH`…).
-pub(crate) fn unescape(raw: &[u8]) -> std::borrow::Cow<'_, [u8]> {
+pub(crate) fn unescape(raw: &[u8]) -> Cow<'_, [u8]> {
     if !raw.contains(&b'\\') {
-        return std::borrow::Cow::Borrowed(raw);
+        return Cow::Borrowed(raw);
     }
     let mut out = Vec::with_capacity(raw.len());
     let mut i = 0;
@@ -219,7 +258,7 @@ pub(crate) fn unescape(raw: &[u8]) -> std::borrow::Cow<'_, [u8]> {
             other => out.push(other),
         }
     }
-    std::borrow::Cow::Owned(out)
+    Cow::Owned(out)
 }
 
 /// ClickHouse's quoted text of a value (`['a',NULL]`, `(1,'x')`,
@@ -565,5 +604,126 @@ mod tests {
             b"Code: 394, e.displayText() = DB::Exception: Query was cancelled"
         ));
         assert!(!is_exception_line(b"Code: 7\tok"));
+    }
+
+    /// A field as a block of rows hands it on.
+    fn sent(raw: &[u8]) -> Field<'_> {
+        Field {
+            bytes: raw,
+            text: std::str::from_utf8(raw).ok(),
+            escaped: raw.contains(&b'\\'),
+        }
+    }
+
+    /// Every kind, fed generated fields (escapes, signs, leading zeros,
+    /// fractions, bad dates, bytes that are not UTF-8, `\N`): the text read
+    /// off a field as it was sent is always the text its value prints.
+    #[test]
+    fn plain_text_is_always_what_the_value_prints() {
+        const TYPES: [&str; 14] = [
+            "UInt64",
+            "Int8",
+            "Int128",
+            "UInt256",
+            "Float64",
+            "Decimal(12, 2)",
+            "Bool",
+            "String",
+            "FixedString(4)",
+            "Date",
+            "DateTime",
+            "Array(String)",
+            "JSON",
+            "Nothing",
+        ];
+        const PIECES: [&[u8]; 28] = [
+            b"0",
+            b"7",
+            b"42",
+            b"-",
+            b"+",
+            b"00",
+            b"18446744073709551616",
+            b"9223372036854775808",
+            b".",
+            b".5",
+            b".120",
+            b".123456",
+            b"2024-02-29",
+            b"0000-00-00",
+            b"2024-13-01",
+            b" ",
+            b"13:05:09",
+            b"24:00:00",
+            b":",
+            b"\\",
+            b"\\N",
+            b"\\t",
+            b"\\x41",
+            b"\\xZZ",
+            b"\xff",
+            b"\xc3\xa9",
+            b"x",
+            b"1e+20",
+        ];
+        let mut fields: Vec<Vec<u8>> = vec![
+            b"2024-02-29 13:05:09".to_vec(),
+            b"2024-02-29 13:05:09.120".to_vec(),
+            b"2024-02-29 13:05:09.123000".to_vec(),
+            b"2024-02-30 13:05:09".to_vec(),
+            b"\\N".to_vec(),
+            b"-0".to_vec(),
+            b"".to_vec(),
+        ];
+        // A fixed sequence of pseudo-random joins of one to four pieces.
+        let mut seed: u64 = 0x9e37_79b9_7f4a_7c15;
+        for _ in 0..20_000 {
+            let mut field = Vec::new();
+            seed = seed.wrapping_mul(6_364_136_223_846_793_005).wrapping_add(1);
+            for i in 0..(1 + (seed >> 60) % 4) {
+                field.extend_from_slice(PIECES[((seed >> (8 * i)) % 28) as usize]);
+            }
+            fields.push(field);
+        }
+        let mut as_sent = 0;
+        for t in TYPES {
+            let kind = Kind::of(t);
+            for field in &fields {
+                let value = kind.decode(field);
+                match kind.plain(sent(field)) {
+                    Ok(text) => {
+                        as_sent += 1;
+                        assert_eq!(
+                            text,
+                            value.to_text(),
+                            "{t} {:?}",
+                            String::from_utf8_lossy(field)
+                        );
+                    }
+                    Err(v) => assert_eq!(v, value, "{t}"),
+                }
+            }
+        }
+        assert!(as_sent > fields.len() * 5, "{as_sent}");
+        // The usual fields are read off as sent, without a value.
+        for (t, field) in [
+            ("UInt64", &b"42"[..]),
+            ("Int64", b"-9223372036854775808"),
+            (
+                "UInt256",
+                b"115792089237316195423570985008687907853269984665640564039457584007913129639935",
+            ),
+            ("Decimal(12, 2)", b"-12.50"),
+            ("LowCardinality(Nullable(String))", b"tab\\there"),
+            ("Date", b"2024-02-29"),
+            ("DateTime('UTC')", b"2024-02-29 13:05:09"),
+            ("Nullable(Float64)", b"\\N"),
+        ] {
+            assert!(Kind::of(t).plain(sent(field)).is_ok(), "{t}");
+        }
+        assert!(Kind::of("Float64").plain(sent(b"0.1")).is_err());
+        assert!(Kind::of("DateTime64(6)")
+            .plain(sent(b"2024-02-29 13:05:09.123000"))
+            .is_err());
     }
 }

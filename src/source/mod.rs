@@ -28,6 +28,7 @@ mod server;
 mod server_tests;
 mod spec;
 mod sqlite;
+mod text_rows;
 mod value;
 
 use std::io;
@@ -41,6 +42,7 @@ pub use spec::{
     redact_url, rename_table, resolve, resolve_location, strip_password, DataFile, DataFileKind,
     Partition, Resolved, ServerProtocol, ServerSpec, SourceSpec,
 };
+pub use text_rows::{Field, Fields, RowBatch, TextFormat, TextRows};
 pub use value::{Column, Value};
 
 pub use crate::cancel::CancelToken;
@@ -121,6 +123,12 @@ pub trait RowSink {
     /// alone: a sink that keeps rows takes it as it is, without a copy.
     fn row_owned(&mut self, row: Vec<Value>) -> io::Result<()> {
         self.row(&row)
+    }
+
+    /// Rows still in the engine's text: read into values here, unless the
+    /// sink writes text and takes them as they are.
+    fn text_rows(&mut self, rows: TextRows) -> io::Result<()> {
+        rows.for_each_row(|row| self.row_owned(row))
     }
 }
 

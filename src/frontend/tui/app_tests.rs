@@ -115,11 +115,14 @@ pub fn answered_turn() -> Vec<Event> {
             Column::new("country", "TEXT"),
             Column::new("n", "INTEGER"),
         ]),
-        Event::Rows(vec![
-            vec![Value::Text("DE".into()), Value::Int(2)],
-            vec![Value::Null, Value::Int(1)],
-            vec![Value::Text("US".into()), Value::Int(3)],
-        ]),
+        Event::Rows(
+            vec![
+                vec![Value::Text("DE".into()), Value::Int(2)],
+                vec![Value::Null, Value::Int(1)],
+                vec![Value::Text("US".into()), Value::Int(3)],
+            ]
+            .into(),
+        ),
         Event::QueryFinished {
             rows: 3,
             elapsed: Duration::from_millis(4),
@@ -343,7 +346,7 @@ fn tab_moves_the_focus_and_the_focused_pane_scrolls() {
                 sql: "SELECT *".into(),
             },
             Event::Columns(columns),
-            Event::Rows(rows),
+            Event::Rows(rows.into()),
             Event::QueryFinished {
                 rows: 100,
                 elapsed: Duration::from_millis(9),

@@ -39,7 +39,7 @@ impl App {
                 self.chart.clear();
             }
             Event::Columns(columns) => self.grid.columns(columns),
-            Event::Rows(rows) => self.grid.push(rows),
+            Event::Rows(rows) => self.grid.push(rows.into_values()),
             Event::QueryFinished {
                 rows,
                 elapsed,

@@ -15,6 +15,7 @@ use super::event_tests::answered_chart;
 use super::view::view;
 use crate::agent::{AgentError, ConfirmKind, Confirmation, Event, Outcome};
 use crate::llm::Usage;
+use crate::source::RowBatch;
 use crate::source::{Column, Value};
 
 const SIZES: [(u16, u16); 2] = [(80, 24), (120, 40)];
@@ -99,7 +100,7 @@ fn wide_result_scrolled_right() {
                 sql: "SELECT o.*, c.name AS customer, c.email, c.country, c.city, c.is_vip AS vip FROM orders o JOIN customers c ON c.id = o.customer_id".into(),
             },
             Event::Columns(names.iter().map(|n| Column::new(*n, "TEXT")).collect()),
-            Event::Rows(rows),
+            Event::Rows(RowBatch::Values(rows)),
             Event::QueryFinished {
                 rows: 40,
                 elapsed: Duration::from_millis(12),

@@ -2,6 +2,7 @@
 //! tabs, newlines and backslashes escaped as `\t`, `\n`, `\\`). Both stream:
 //! each row is written as it arrives. NULL is an empty field.
 
+use std::borrow::Cow;
 use std::io::{self, Write};
 
 use super::{Limit, Renderer};
@@ -64,27 +65,55 @@ impl RowSink for CsvRenderer<'_> {
         for value in row {
             self.write_value(value)?;
         }
+        self.end_row()
+    }
+
+    fn text_rows(&mut self, rows: TextRows) -> io::Result<()> {
+        write_text_rows(&rows, self)
+    }
+}
+
+impl Delimited for CsvRenderer<'_> {
+    fn admit(&mut self) -> bool {
+        self.limit.admit()
+    }
+
+    fn field(&mut self, _: usize, text: Result<Cow<'_, str>, Value>) -> io::Result<()> {
+        match text {
+            Ok(text) => self.out.write_field(text.as_bytes()).map_err(csv_error),
+            Err(value) => self.write_value(&value),
+        }
+    }
+
+    fn end_row(&mut self) -> io::Result<()> {
         // Ends the record (as `write_record` does after its fields).
         self.out.write_record(None::<&[u8]>).map_err(csv_error)
     }
+}
 
-    /// The same fields, from the engine's text without values where the
-    /// text is the value's own.
-    fn text_rows(&mut self, rows: TextRows) -> io::Result<()> {
-        for fields in rows.each_line() {
-            if !self.limit.admit() {
-                continue;
-            }
-            for (column, field) in fields.enumerate() {
-                match rows.plain(column, field) {
-                    Ok(text) => self.out.write_field(text.as_bytes()).map_err(csv_error)?,
-                    Err(value) => self.write_value(&value)?,
-                }
-            }
-            self.out.write_record(None::<&[u8]>).map_err(csv_error)?;
+/// A renderer that writes rows field by field, and so can take an
+/// engine's text rows ([`TextRows`]) with most fields as they came.
+trait Delimited {
+    /// Registers one row; true if it is written.
+    fn admit(&mut self) -> bool;
+    /// One field: its plain text, or its value.
+    fn field(&mut self, column: usize, text: Result<Cow<'_, str>, Value>) -> io::Result<()>;
+    fn end_row(&mut self) -> io::Result<()>;
+}
+
+/// Writes text rows, each field's plain text where the engine gives it
+/// ([`TextRows::plain`]), else its value's.
+fn write_text_rows(rows: &TextRows, out: &mut impl Delimited) -> io::Result<()> {
+    for fields in rows.each_line() {
+        if !out.admit() {
+            continue;
         }
-        Ok(())
+        for (column, field) in fields.enumerate() {
+            out.field(column, rows.plain(column, field))?;
+        }
+        out.end_row()?;
     }
+    Ok(())
 }
 
 impl Renderer for CsvRenderer<'_> {
@@ -165,25 +194,28 @@ impl RowSink for TsvRenderer<'_> {
         for (i, v) in row.iter().enumerate() {
             self.write_value(v, i == 0)?;
         }
-        self.out.write_all(b"\n")
+        self.end_row()
     }
 
-    /// The same fields, from the engine's text without values where the
-    /// text is the value's own.
     fn text_rows(&mut self, rows: TextRows) -> io::Result<()> {
-        for fields in rows.each_line() {
-            if !self.limit.admit() {
-                continue;
-            }
-            for (column, field) in fields.enumerate() {
-                match rows.plain(column, field) {
-                    Ok(text) => self.write_field(&text, column == 0)?,
-                    Err(value) => self.write_value(&value, column == 0)?,
-                }
-            }
-            self.out.write_all(b"\n")?;
+        write_text_rows(&rows, self)
+    }
+}
+
+impl Delimited for TsvRenderer<'_> {
+    fn admit(&mut self) -> bool {
+        self.limit.admit()
+    }
+
+    fn field(&mut self, column: usize, text: Result<Cow<'_, str>, Value>) -> io::Result<()> {
+        match text {
+            Ok(text) => self.write_field(&text, column == 0),
+            Err(value) => self.write_value(&value, column == 0),
         }
-        Ok(())
+    }
+
+    fn end_row(&mut self) -> io::Result<()> {
+        self.out.write_all(b"\n")
     }
 }
 

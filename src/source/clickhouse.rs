@@ -9,8 +9,11 @@
 //! `clickhouse-server`) do not have. Every statement is therefore sent
 //! as the body of one POST and read back as `TabSeparatedWithNamesAndTypes`
 //! — names, types, then rows — which every release since 18.16 speaks;
-//! the rows are parsed as they arrive (src/source/clickhouse_text.rs), so
-//! a result of any size streams through in constant memory.
+//! the rows are handed on as they arrive, the whole lines of each chunk
+//! as one block of text ([`super::TextRows`]; src/source/clickhouse_rows.rs
+//! and clickhouse_text.rs read them), so a result of any size streams
+//! through in constant memory and CSV or TSV output writes most fields as
+//! they came.
 //!
 //! Read-only, layer 2: every statement carries `readonly=1` as the last
 //! setting of its request, which no statement can lift (`SET` and a

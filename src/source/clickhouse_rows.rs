@@ -42,15 +42,15 @@ pub(super) struct Rows {
     /// 0: names next; 1: types next; 2: rows.
     pub(super) stage: u8,
     names: Vec<String>,
-    kinds: Vec<Kind>,
-    /// The same kinds, for rows handed on as text.
+    /// The columns' kinds, once the types' line is read.
     format: Option<Arc<Tsv>>,
-    row: Vec<Value>,
     /// Rows sent to the sink so far.
     pub(super) rows: u64,
 }
 
 impl Rows {
+    /// One line of the answer (without its `\n`): a header line, or a row,
+    /// read as a block of one line ([`Rows::block`]).
     pub(super) fn line(&mut self, line: &[u8], sink: &mut dyn RowSink) -> std::io::Result<()> {
         let fields = Fields::new(line, b'\t');
         match self.stage {
@@ -60,9 +60,8 @@ impl Rows {
             }
             1 => {
                 let types: Vec<String> = fields.map(header_text).collect();
-                self.kinds = types.iter().map(|t| Kind::of(t)).collect();
                 self.format = Some(Arc::new(Tsv {
-                    kinds: self.kinds.clone(),
+                    kinds: types.iter().map(|t| Kind::of(t)).collect(),
                 }));
                 let columns: Vec<Column> = self
                     .names
@@ -74,28 +73,18 @@ impl Rows {
                 sink.columns(&columns)?;
             }
             _ => {
-                self.row.clear();
-                for (i, field) in fields.enumerate() {
-                    let kind = self.kinds.get(i).copied().unwrap_or(Kind::Text);
-                    self.row.push(kind.decode(field));
-                }
-                if self.row.len() != self.kinds.len() {
-                    return Err(std::io::Error::other(format!(
-                        "the server sent a row of {} fields for {} columns",
-                        self.row.len(),
-                        self.kinds.len()
-                    )));
-                }
-                let row = std::mem::replace(&mut self.row, Vec::with_capacity(self.kinds.len()));
-                sink.row_owned(row)?;
-                self.rows += 1;
+                let mut block = Vec::with_capacity(line.len() + 1);
+                block.extend_from_slice(line);
+                block.push(b'\n');
+                return self.block(block, &[], sink).map_err(|e| match e {
+                    Block::Io(e) => e,
+                    Block::Exception(text) => std::io::Error::other(text),
+                });
             }
         }
         Ok(())
     }
-}
 
-impl Rows {
     /// Whole row lines (each ended by `\n`), handed on as text. The rows
     /// before a server's exception go on; the exception is the error,
     /// with `more` (what came after the block) in its text.

@@ -332,11 +332,14 @@ impl RowSink for Forward<'_> {
     /// ones the preview still wants are read into values here.
     fn text_rows(&mut self, rows: TextRows) -> io::Result<()> {
         self.flush()?;
-        for row in rows.values() {
-            if self.preview.is_full() {
-                break;
+        // Once the preview is full, no row of a block is read at all.
+        if !self.preview.is_full() {
+            for row in rows.values() {
+                self.preview.row(&row);
+                if self.preview.is_full() {
+                    break;
+                }
             }
-            self.preview.row(&row);
         }
         self.rows += rows.len() as u64;
         self.sink.event(Event::Rows(RowBatch::Text(rows)))

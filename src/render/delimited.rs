@@ -25,9 +25,7 @@ impl<'a> CsvRenderer<'a> {
             limit,
         }
     }
-}
 
-impl CsvRenderer<'_> {
     fn write_value(&mut self, value: &Value) -> io::Result<()> {
         let text = match value.held_text() {
             Some(text) => text,

@@ -140,6 +140,32 @@ impl Privacy {
 }
 
 /// `text` with each case-insensitive whole-word `word` replaced by `with`.
+/// `text` with `word` (lowercase) replaced by `with` where it stands
+/// between two of the same quote (`"note"`, `'note'`, `` `note` ``),
+/// whatever its case.
+fn replace_quoted(text: &str, word: &str, with: &str) -> String {
+    let lower = text.to_lowercase();
+    if lower.len() != text.len() || word.is_empty() {
+        return text.to_string();
+    }
+    let mut out = String::with_capacity(text.len());
+    let mut last = 0;
+    for (i, _) in lower.match_indices(word) {
+        let end = i + word.len();
+        if i < last || i == 0 || !text.is_char_boundary(i) || !text.is_char_boundary(end) {
+            continue;
+        }
+        let (before, after) = (text.as_bytes()[i - 1], text.as_bytes().get(end));
+        if matches!(before, b'"' | b'\'' | b'`') && after == Some(&before) {
+            out.push_str(&text[last..i]);
+            out.push_str(with);
+            last = end;
+        }
+    }
+    out.push_str(&text[last..]);
+    out
+}
+
 fn replace_word(text: &str, word: &str, with: &str) -> String {
     let lower = text.to_lowercase();
     // Lowercasing may change byte lengths outside ASCII: then leave it.
@@ -209,6 +235,10 @@ pub struct Guard {
     /// Every visible table and column name, lowercased: an error message
     /// may quote these to the model.
     names: HashSet<String>,
+    /// Columns taken out of visible tables, lowercased: bare (where no
+    /// visible column has the name) and as `table.column`, for
+    /// [`Guard::scrub`].
+    hidden_columns: Vec<String>,
 }
 
 /// What the model reads instead of values of a redacted column.
@@ -227,10 +257,18 @@ impl Guard {
         let mut hidden_names = Vec::new();
         let mut redacted = Vec::new();
         let mut names = HashSet::new();
+        let mut hidden_columns = Vec::new();
         for table in &full.tables {
             if !privacy.shows_table(&table.name) {
                 hidden_names.push(table.name.clone());
                 continue;
+            }
+            for c in &table.columns {
+                if privacy.hides_column(&table.name, &c.name) {
+                    let column = c.name.to_lowercase();
+                    hidden_columns.push(format!("{}.{column}", table.name.to_lowercase()));
+                    hidden_columns.push(column);
+                }
             }
             let mut t = table.clone();
             t.columns
@@ -255,12 +293,18 @@ impl Guard {
         let hidden = privacy
             .hides_tables()
             .then(|| Arc::new(Hidden::new(hidden_names, privacy.exclude.clone())));
+        // A bare name that a visible column has too tells nothing.
+        hidden_columns.retain(|c| c.contains('.') || !names.contains(c));
+        // Longest first, so `orders.note` goes before `note`.
+        hidden_columns.sort_by_key(|c| std::cmp::Reverse(c.len()));
+        hidden_columns.dedup();
         (
             Guard {
                 privacy,
                 hidden,
                 redacted,
                 names,
+                hidden_columns,
             },
             seen,
         )
@@ -361,18 +405,28 @@ impl Guard {
         Some(sql.to_string())
     }
 
-    /// `text` (an engine's error) with every hidden table's name replaced:
-    /// an engine's "did you mean" must not name one to the model.
+    /// `text` (an engine's error) with every hidden table's name, and
+    /// every name of a column taken out, replaced: an engine's "did you
+    /// mean" (DuckDB's `Candidate bindings: "note"`, PostgreSQL's
+    /// `Perhaps you meant to reference the column "orders.note"`) must not
+    /// name one to the model. A column's bare name is replaced where it is
+    /// quoted (as an engine names it), so a word of the message that is
+    /// also a column's name stays.
     pub fn scrub(&self, text: &str) -> String {
-        let Some(hidden) = &self.hidden else {
-            return text.to_string();
-        };
-        let mut names: Vec<&str> = hidden.names().collect();
-        // Longest first, so `hr.reviews` goes before `reviews`.
-        names.sort_by_key(|n| std::cmp::Reverse(n.len()));
         let mut out = text.to_string();
-        for name in names {
-            out = replace_word(&out, name, "(hidden table)");
+        if let Some(hidden) = &self.hidden {
+            let mut names: Vec<&str> = hidden.names().collect();
+            // Longest first, so `hr.reviews` goes before `reviews`.
+            names.sort_by_key(|n| std::cmp::Reverse(n.len()));
+            for name in names {
+                out = replace_word(&out, name, "(hidden table)");
+            }
+        }
+        for column in &self.hidden_columns {
+            out = match column.contains('.') {
+                true => replace_word(&out, column, "(hidden column)"),
+                false => replace_quoted(&out, column, "(hidden column)"),
+            };
         }
         out
     }
@@ -497,6 +551,16 @@ mod tests {
         assert_eq!(
             guard.scrub("Table with name payrol does not exist! Did you mean \"Payroll\"? (not payroll_x)"),
             "Table with name payrol does not exist! Did you mean \"(hidden table)\"? (not payroll_x)"
+        );
+        // A column left out is not named by an engine's suggestions
+        // either, quoted or with its table; the same word unquoted stays.
+        assert_eq!(
+            guard.scrub(
+                "Referenced column \"nte\" not found!\nCandidate bindings: \"Note\", 'note', \
+                 orders.note; note the spelling"
+            ),
+            "Referenced column \"nte\" not found!\nCandidate bindings: \"(hidden column)\", \
+             '(hidden column)', (hidden column); note the spelling"
         );
         // A column left out keeps its values on the machine too.
         assert!(guard.reads_redacted("SELECT note FROM orders"));

@@ -197,3 +197,39 @@ fn an_engine_error_quoting_a_redacted_value_is_masked_for_the_fix() {
     assert!(fix.contains("Could not convert string '…'"), "{fix}");
     assert_nothing_private(&server);
 }
+
+/// A column left out (`exclude = ["customers.email"]`) is not named to the
+/// model by the engine's own suggestion either: DuckDB answers a misspelt
+/// column with `Candidate bindings: "email"`, and the fix request carries
+/// that message with the name replaced.
+#[test]
+fn an_engines_suggestion_does_not_name_a_column_left_out() {
+    let sb = Sandbox::new();
+    let dir = csv_folder(&sb);
+    sb.write_config(&format!(
+        "[sources]\ndefault = \"crm\"\n[sources.crm]\nurl = \"{}\"\nexclude = [\"payroll\", \"customers.email\"]\n",
+        dir.display()
+    ));
+    let server = ModelServer::start(vec![
+        fenced("SELECT emal FROM customers"),
+        fenced("SELECT count(*) AS n FROM customers"),
+    ]);
+    let out = sb
+        .aiq_with(&server, "openai")
+        .args(["crm", "-q", "how many customers?", "-f", "csv"])
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", stderr_of(&out));
+    let fix = &server.chats()[1].raw;
+    assert!(
+        fix.contains("emal"),
+        "the error goes back for the fix: {fix}"
+    );
+    assert!(fix.contains("(hidden column)"), "{fix}");
+    for (i, body) in bodies(&server).iter().enumerate() {
+        assert!(
+            !body.contains("email"),
+            "request {i} names the column left out: {body}"
+        );
+    }
+}

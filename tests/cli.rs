@@ -238,6 +238,29 @@ fn schema_prints_the_catalog() {
     assert!(text.contains("view orders\n"), "{text}");
 }
 
+/// A file whose stem has dots of its own (`sales.2024.csv`, the table
+/// `sales.2024`) has its samples like any other, and costs no other table
+/// its samples: the sampling query names it as one table, not as the
+/// table `2024` of a schema `sales`.
+#[test]
+fn a_file_with_dots_in_its_name_keeps_every_tables_samples() {
+    let sb = Sandbox::new();
+    let dir = sb.path().join("reports");
+    std::fs::create_dir_all(&dir).unwrap();
+    std::fs::write(dir.join("sales.2024.csv"), "id,name\n1,alice\n2,bob\n").unwrap();
+    std::fs::write(dir.join("cities.csv"), "city\nParis\nRome\n").unwrap();
+    let out = sb.aiq().arg("schema").arg(&dir).output().unwrap();
+    let text = stdout_of(&out);
+    assert!(
+        text.contains("  city VARCHAR, e.g. 'Paris', 'Rome'\n"),
+        "{text}"
+    );
+    assert!(
+        text.contains("view sales.2024\n  id BIGINT\n  name VARCHAR, e.g. 'alice', 'bob'\n"),
+        "{text}"
+    );
+}
+
 #[test]
 fn saved_sources_round_trip() {
     let sb = Sandbox::new();

@@ -98,3 +98,23 @@ fn servers_suggest_the_closest_names() {
         assert_hints(&sb, &server.url());
     }
 }
+
+/// A suggested name that needs quotes has them, so it can be typed as it
+/// stands: a CSV header `Unit Price` is suggested as `sales."Unit Price"`.
+#[test]
+fn a_suggested_name_that_needs_quotes_has_them() {
+    let sb = Sandbox::new();
+    let csv = sb.path().join("sales.csv");
+    std::fs::write(&csv, "Order Date,Unit Price\n2024-01-05,3.5\n").unwrap();
+    let out = sb
+        .aiq()
+        .args([csv.to_str().unwrap(), "-e", "SELECT unit_price FROM sales"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(1), "{}", stderr_of(&out));
+    assert!(
+        stderr_of(&out).contains("did you mean sales.\"Unit Price\"?"),
+        "{}",
+        stderr_of(&out)
+    );
+}

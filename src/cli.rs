@@ -485,7 +485,8 @@ pub enum SourcesCommand {
         #[arg(long, value_name = "VAR")]
         password_env: Option<String>,
     },
-    /// Forget a saved source
+    /// Forget a saved source (also `rm`, as for sessions)
+    #[command(alias = "rm")]
     Remove { name: String },
     /// Make a saved source the default
     Default { name: String },

@@ -712,6 +712,21 @@ fn doctor_checks_config_source_and_model() {
         lines[2].starts_with("ok    model ") && lines[2].contains("model test-model is listed"),
         "{text}"
     );
+    // One table is one.
+    let csv = sb.path().join("one.csv");
+    std::fs::write(&csv, "a\n1\n").unwrap();
+    let out = sb
+        .aiq_with(&server, "openai")
+        .arg("doctor")
+        .arg(&csv)
+        .output()
+        .unwrap();
+    assert!(stdout_of(&out).contains("(DuckDB v"), "{}", stdout_of(&out));
+    assert!(
+        stdout_of(&out).contains(", 1 table or view, "),
+        "{}",
+        stdout_of(&out)
+    );
     let out = sb
         .aiq()
         .args([

@@ -326,8 +326,9 @@ fn saved_sources_round_trip() {
         .args(["sources", "remove", "duck"])
         .assert()
         .success();
+    // `rm` as for sessions.
     sb.aiq()
-        .args(["sources", "remove", "duck"])
+        .args(["sources", "rm", "duck"])
         .assert()
         .code(3)
         .stderr(predicate::str::contains("unknown source 'duck'"));

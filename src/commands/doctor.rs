@@ -33,16 +33,16 @@ pub fn run(ctx: &Context<'_>, source_arg: Option<&str>, model: &ModelArgs) -> Re
         .open_source(source_arg, false)
         .map(|o| match o.source.server_status() {
             Some(status) => format!(
-                "{} ({}, {} tables and views)",
+                "{} ({}, {})",
                 o.label,
                 super::sources::describe_server(&status),
-                o.catalog.tables.len()
+                tables(o.catalog.tables.len())
             ),
             None => format!(
-                "{} ({}, {} tables and views, opened read-only)",
+                "{} ({}, {}, opened read-only)",
                 o.label,
                 o.catalog.engine,
-                o.catalog.tables.len()
+                tables(o.catalog.tables.len())
             ),
         });
     check("source", source_line);
@@ -57,5 +57,13 @@ pub fn run(ctx: &Context<'_>, source_arg: Option<&str>, model: &ModelArgs) -> Re
     match first_failure {
         Some(e) => Err(AiqError::Reported(e.exit_code())),
         None => Ok(()),
+    }
+}
+
+/// `1 table or view`, `2 tables and views`.
+fn tables(n: usize) -> String {
+    match n {
+        1 => "1 table or view".into(),
+        n => format!("{n} tables and views"),
     }
 }

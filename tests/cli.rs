@@ -241,7 +241,7 @@ fn schema_prints_the_catalog() {
 /// A file whose stem has dots of its own (`sales.2024.csv`, the table
 /// `sales.2024`) has its samples like any other, and costs no other table
 /// its samples: the sampling query names it as one table, not as the
-/// table `2024` of a schema `sales`.
+/// table `2024` of a schema `sales`; the schema text quotes it as one.
 #[test]
 fn a_file_with_dots_in_its_name_keeps_every_tables_samples() {
     let sb = Sandbox::new();
@@ -255,8 +255,22 @@ fn a_file_with_dots_in_its_name_keeps_every_tables_samples() {
         text.contains("  city VARCHAR, e.g. 'Paris', 'Rome'\n"),
         "{text}"
     );
+    // One name, quoted as one; so are a header with a space and a
+    // reserved word.
     assert!(
-        text.contains("view sales.2024\n  id BIGINT\n  name VARCHAR, e.g. 'alice', 'bob'\n"),
+        text.contains("view \"sales.2024\"\n  id BIGINT\n  name VARCHAR, e.g. 'alice', 'bob'\n"),
+        "{text}"
+    );
+    std::fs::write(dir.join("lines.csv"), "Unit Price,order\n3.5,1\n").unwrap();
+    let out = sb
+        .aiq()
+        .args(["schema", "--refresh"])
+        .arg(&dir)
+        .output()
+        .unwrap();
+    let text = stdout_of(&out);
+    assert!(
+        text.contains("view lines\n  \"Unit Price\" DOUBLE\n  \"order\" BIGINT\n"),
         "{text}"
     );
 }

@@ -83,6 +83,7 @@ fn a_partitioned_parent_is_linked_with_its_partitioning() {
         foreign_keys: Vec::new(),
         row_estimate: Some(250_000_000),
         comment: Some("partitioned by RANGE (created_at), 100 partitions".into()),
+        one_name: false,
     });
     catalog.tables.sort_by(|a, b| a.name.cmp(&b.name));
     let index = LinkIndex::new(&catalog);

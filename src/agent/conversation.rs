@@ -516,7 +516,7 @@ impl Conversation {
         };
         if let Some(t) = catalog.table(name) {
             let mut text = String::new();
-            t.render(&mut text);
+            t.render(catalog.quote(), &mut text);
             return Event::Listing(text);
         }
         let near = catalog.did_you_mean(name);

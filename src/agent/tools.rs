@@ -154,7 +154,7 @@ pub fn describe(names: &[String], catalog: &Catalog, room: usize) -> String {
         match catalog.table(name) {
             Some(t) => {
                 let mut text = String::new();
-                t.render(&mut text);
+                t.render(catalog.quote(), &mut text);
                 if out.len() + text.len() > budget {
                     out.push_str("… (more than fits; ask for fewer tables at a time)\n");
                     break;

@@ -17,8 +17,9 @@ use serde::{Deserialize, Serialize};
 
 use super::Catalog;
 
-/// Bumped when the file's shape or the catalog's meaning changes.
-const FORMAT: u32 = 2;
+/// Bumped when the file's shape, the catalog's meaning or its text
+/// changes (3: names that need quotes have them).
+const FORMAT: u32 = 3;
 
 /// A cache file: its [`Head`], then the catalog (postcard writes a
 /// struct's fields one after the other, so this reads what [`EntryRef`]

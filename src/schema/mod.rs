@@ -5,6 +5,7 @@
 pub mod cache;
 pub mod suggest;
 
+use std::borrow::Cow;
 use std::fmt::Write as _;
 
 use serde::{Deserialize, Serialize};
@@ -29,6 +30,10 @@ pub struct Table {
     /// An estimate, not an exact count; `None` when the engine cannot tell cheaply.
     pub row_estimate: Option<u64>,
     pub comment: Option<String>,
+    /// The name is one name though it has a dot (a file `sales.2024.csv`
+    /// is the table `sales.2024`), not a schema and a table.
+    #[serde(default)]
+    pub one_name: bool,
 }
 
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
@@ -79,11 +84,200 @@ impl Catalog {
 
     /// The compact text form of every table (see [`Table::render`]).
     pub fn render(&self) -> String {
+        let quote = self.quote();
         let mut out = String::new();
         for table in &self.tables {
-            table.render(&mut out);
+            table.render(quote, &mut out);
         }
         out
+    }
+
+    /// How this catalog's engine writes a name that needs quotes.
+    pub fn quote(&self) -> Quote {
+        Quote::for_engine(&self.engine)
+    }
+}
+
+/// How an engine reads a name that is not a plain word: the schema text
+/// and suggestions write such names as the SQL must, so that neither a
+/// person nor the model takes `Unit Price DOUBLE` for a column `Unit` of
+/// type `Price DOUBLE`, or writes `SELECT order FROM t`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Quote {
+    /// `"Unit Price"` (SQLite, DuckDB, ClickHouse).
+    #[default]
+    Double,
+    /// `"Unit Price"`, and `"UnitPrice"` too: PostgreSQL folds a plain
+    /// word to lower case.
+    Folding,
+    /// `` `Unit Price` `` (MySQL, MariaDB).
+    Backtick,
+}
+
+/// Words that SQL engines reserve, so that a column of that name must be
+/// quoted to be read (lower case, sorted).
+const RESERVED: &[&str] = &[
+    "all",
+    "and",
+    "anti",
+    "any",
+    "array",
+    "as",
+    "asc",
+    "asymmetric",
+    "between",
+    "both",
+    "by",
+    "case",
+    "cast",
+    "check",
+    "collate",
+    "column",
+    "constraint",
+    "create",
+    "cross",
+    "current_date",
+    "current_role",
+    "current_time",
+    "current_timestamp",
+    "current_user",
+    "default",
+    "deferrable",
+    "delete",
+    "desc",
+    "distinct",
+    "do",
+    "drop",
+    "else",
+    "end",
+    "except",
+    "exists",
+    "false",
+    "fetch",
+    "for",
+    "foreign",
+    "from",
+    "full",
+    "grant",
+    "group",
+    "having",
+    "in",
+    "initially",
+    "inner",
+    "insert",
+    "intersect",
+    "interval",
+    "into",
+    "is",
+    "join",
+    "lateral",
+    "leading",
+    "left",
+    "like",
+    "limit",
+    "localtime",
+    "localtimestamp",
+    "natural",
+    "not",
+    "null",
+    "offset",
+    "on",
+    "only",
+    "or",
+    "order",
+    "outer",
+    "over",
+    "partition",
+    "pivot",
+    "placing",
+    "primary",
+    "qualify",
+    "range",
+    "references",
+    "returning",
+    "right",
+    "rows",
+    "select",
+    "semi",
+    "session_user",
+    "set",
+    "some",
+    "symmetric",
+    "table",
+    "then",
+    "to",
+    "trailing",
+    "true",
+    "union",
+    "unique",
+    "unpivot",
+    "update",
+    "user",
+    "using",
+    "values",
+    "variadic",
+    "when",
+    "where",
+    "window",
+    "with",
+];
+
+impl Quote {
+    pub fn for_engine(engine: &str) -> Quote {
+        if engine.starts_with("MySQL") || engine.starts_with("MariaDB") {
+            Quote::Backtick
+        } else if engine.starts_with("PostgreSQL") {
+            Quote::Folding
+        } else {
+            Quote::Double
+        }
+    }
+
+    /// `name` as the engine reads it: as it is when it is a plain word
+    /// (letters, digits and `_`, not first a digit, not a reserved word),
+    /// else quoted. A name with a dot is left as it is: it may be a
+    /// schema and a table, or one name with a dot of its own
+    /// ([`Table::sql_name`] knows which).
+    pub fn ident(self, name: &str) -> Cow<'_, str> {
+        if name.contains('.') {
+            return Cow::Borrowed(name);
+        }
+        self.part(name)
+    }
+
+    /// A table's name as the engine reads it: `schema.table` part by
+    /// part, or one name with a dot of its own (`one_name`) as one.
+    pub fn table(self, name: &str, one_name: bool) -> Cow<'_, str> {
+        match name.split_once('.') {
+            Some(_) if one_name => Cow::Owned(self.quoted(name)),
+            Some((schema, table)) => {
+                Cow::Owned(format!("{}.{}", self.part(schema), self.part(table)))
+            }
+            None => self.part(name),
+        }
+    }
+
+    fn part(self, name: &str) -> Cow<'_, str> {
+        let mut chars = name.chars();
+        let plain = chars.next().is_some_and(|c| c.is_alphabetic() || c == '_')
+            && chars.all(|c| c.is_alphanumeric() || c == '_')
+            && RESERVED
+                .binary_search(&name.to_lowercase().as_str())
+                .is_err();
+        let folds = self == Quote::Folding && name.chars().any(char::is_uppercase);
+        match plain && !folds {
+            true => Cow::Borrowed(name),
+            false => Cow::Owned(self.quoted(name)),
+        }
+    }
+
+    fn quoted(self, name: &str) -> String {
+        let quote = match self {
+            Quote::Backtick => '`',
+            Quote::Double | Quote::Folding => '"',
+        };
+        let doubled = name.replace(quote, &format!("{quote}{quote}"));
+        format!("{quote}{doubled}{quote}")
     }
 }
 
@@ -102,38 +296,44 @@ pub enum Detail {
 }
 
 impl Table {
-    /// Appends the table's text at `detail` (nothing for `NameOnly`).
-    pub fn render_at(&self, detail: Detail, out: &mut String) {
+    /// The table's name as the engine reads it in SQL.
+    pub fn sql_name(&self, quote: Quote) -> Cow<'_, str> {
+        quote.table(&self.name, self.one_name)
+    }
+
+    /// Appends the table's text at `detail` (nothing for `NameOnly`),
+    /// names written as `quote` says.
+    pub fn render_at(&self, detail: Detail, quote: Quote, out: &mut String) {
         match detail {
-            Detail::Full => self.render(out),
-            Detail::Types => self.render_with(out, false),
-            Detail::Columns => self.render_line(out),
+            Detail::Full => self.render(quote, out),
+            Detail::Types => self.render_with(quote, out, false),
+            Detail::Columns => self.render_line(quote, out),
             Detail::NameOnly => {}
         }
     }
 
     /// `table orders (~5000 rows): id pk, customer_id -> customers.id, status`
-    fn render_line(&self, out: &mut String) {
-        self.render_head(out);
+    fn render_line(&self, quote: Quote, out: &mut String) {
+        self.render_head(quote, out);
         out.push(':');
         let single_pk = self.columns.iter().filter(|c| c.primary_key).count() == 1;
         for (i, col) in self.columns.iter().enumerate() {
             out.push_str(if i == 0 { " " } else { ", " });
-            out.push_str(&col.name);
+            out.push_str(&quote.ident(&col.name));
             if col.primary_key && single_pk {
                 out.push_str(" pk");
             }
-            self.render_reference(col, out);
+            self.render_reference(col, quote, out);
         }
         out.push('\n');
     }
 
-    fn render_head(&self, out: &mut String) {
+    fn render_head(&self, quote: Quote, out: &mut String) {
         out.push_str(match self.kind {
             TableKind::Table => "table ",
             TableKind::View => "view ",
         });
-        out.push_str(&self.name);
+        out.push_str(&self.sql_name(quote));
         if let Some(n) = self.row_estimate {
             let _ = write!(out, " (~{n} rows)");
         }
@@ -143,15 +343,15 @@ impl Table {
         }
     }
 
-    fn render_reference(&self, col: &ColumnInfo, out: &mut String) {
+    fn render_reference(&self, col: &ColumnInfo, quote: Quote, out: &mut String) {
         for fk in &self.foreign_keys {
             if let [only] = fk.columns.as_slice() {
                 if *only == col.name {
                     let target = fk.ref_columns.first().map(String::as_str).unwrap_or("?");
                     out.push_str(" -> ");
-                    out.push_str(&fk.ref_table);
+                    out.push_str(&quote.ident(&fk.ref_table));
                     out.push('.');
-                    out.push_str(target);
+                    out.push_str(&quote.ident(target));
                 }
             }
         }
@@ -165,19 +365,19 @@ impl Table {
     ///   customer_id INTEGER not null -> customers.id
     ///   status TEXT not null, e.g. 'delivered', 'shipped'
     /// ```
-    pub fn render(&self, out: &mut String) {
-        self.render_with(out, true);
+    pub fn render(&self, quote: Quote, out: &mut String) {
+        self.render_with(quote, out, true);
     }
 
-    fn render_with(&self, out: &mut String, samples: bool) {
+    fn render_with(&self, quote: Quote, out: &mut String, samples: bool) {
         // push_str rather than write!: this runs for every table of every
         // prompt and of `aiq schema`, and formatting machinery is slow.
-        self.render_head(out);
+        self.render_head(quote, out);
         out.push('\n');
         let single_pk = self.columns.iter().filter(|c| c.primary_key).count() == 1;
         for col in &self.columns {
             out.push_str("  ");
-            out.push_str(&col.name);
+            out.push_str(&quote.ident(&col.name));
             if !col.type_name.is_empty() {
                 out.push(' ');
                 out.push_str(&col.type_name);
@@ -187,7 +387,7 @@ impl Table {
             } else if !col.nullable {
                 out.push_str(" not null");
             }
-            self.render_reference(col, out);
+            self.render_reference(col, quote, out);
             for (i, s) in col.samples.iter().enumerate().filter(|_| samples) {
                 out.push_str(if i == 0 { ", e.g. '" } else { ", '" });
                 out.push_str(&s.replace('\'', "''"));
@@ -195,22 +395,24 @@ impl Table {
             }
             out.push('\n');
         }
-        let pk: Vec<&str> = self
+        let names = |names: &mut dyn Iterator<Item = &str>| {
+            names.map(|n| quote.ident(n)).collect::<Vec<_>>().join(", ")
+        };
+        let mut pk = self
             .columns
             .iter()
             .filter(|c| c.primary_key)
-            .map(|c| c.name.as_str())
-            .collect();
-        if pk.len() > 1 {
-            let _ = writeln!(out, "  primary key ({})", pk.join(", "));
+            .map(|c| c.name.as_str());
+        if !single_pk && self.columns.iter().any(|c| c.primary_key) {
+            let _ = writeln!(out, "  primary key ({})", names(&mut pk));
         }
         for fk in self.foreign_keys.iter().filter(|fk| fk.columns.len() > 1) {
             let _ = writeln!(
                 out,
                 "  foreign key ({}) -> {}({})",
-                fk.columns.join(", "),
-                fk.ref_table,
-                fk.ref_columns.join(", ")
+                names(&mut fk.columns.iter().map(String::as_str)),
+                quote.ident(&fk.ref_table),
+                names(&mut fk.ref_columns.iter().map(String::as_str))
             );
         }
     }
@@ -313,12 +515,78 @@ mod tests {
             }],
             row_estimate: Some(5000),
             comment: None,
+            one_name: false,
         };
         let mut out = String::new();
-        t.render(&mut out);
+        t.render(Quote::Double, &mut out);
         assert_eq!(
             out,
             "table orders (~5000 rows)\n  id INTEGER primary key\n  customer_id INTEGER not null -> customers.id\n  status TEXT, e.g. 'delivered', 'it''s'\n"
+        );
+    }
+
+    /// Names that are not plain words are written as the engine reads
+    /// them, in every part of a table's text.
+    #[test]
+    fn names_that_need_quotes_have_the_engines() {
+        let q = Quote::for_engine;
+        assert_eq!(q("PostgreSQL 17.2").ident("UnitPrice"), "\"UnitPrice\"");
+        assert_eq!(q("PostgreSQL 17.2").ident("unit_price"), "unit_price");
+        assert_eq!(q("DuckDB v1.5.6").ident("UnitPrice"), "UnitPrice");
+        assert_eq!(q("DuckDB v1.5.6").ident("2024"), "\"2024\"");
+        assert_eq!(q("DuckDB v1.5.6").ident("order"), "\"order\"");
+        assert_eq!(q("SQLite 3.50").ident("Semi"), "\"Semi\"");
+        assert_eq!(q("DuckDB v1.5.6").ident("a\"b"), "\"a\"\"b\"");
+        assert_eq!(q("MySQL 8.0.40").ident("a`b c"), "`a``b c`");
+        assert_eq!(q("MariaDB 11.8").ident("Unit Price"), "`Unit Price`");
+        assert_eq!(q("DuckDB v1.5.6").ident("prénom"), "prénom");
+        assert_eq!(q("DuckDB v1.5.6").ident("sales.2024"), "sales.2024");
+        assert_eq!(
+            q("DuckDB v1.5.6").table("sales.2024", true),
+            "\"sales.2024\""
+        );
+        assert_eq!(
+            q("PostgreSQL 17").table("Sales.orders", false),
+            "\"Sales\".orders"
+        );
+        assert!(
+            RESERVED.windows(2).all(|w| w[0] < w[1]),
+            "sorted, for the search"
+        );
+        let t = Table {
+            name: "Order-Items".into(),
+            columns: vec![
+                ColumnInfo {
+                    name: "Unit Price".into(),
+                    type_name: "DOUBLE".into(),
+                    primary_key: true,
+                    ..ColumnInfo::default()
+                },
+                ColumnInfo {
+                    name: "order".into(),
+                    type_name: "INT".into(),
+                    primary_key: true,
+                    ..ColumnInfo::default()
+                },
+            ],
+            foreign_keys: vec![ForeignKey {
+                columns: vec!["order".into()],
+                ref_table: "Orders 2024".into(),
+                ref_columns: vec!["id".into()],
+            }],
+            ..Table::default()
+        };
+        let mut out = String::new();
+        t.render(Quote::Double, &mut out);
+        assert_eq!(
+            out,
+            "table \"Order-Items\"\n  \"Unit Price\" DOUBLE not null\n  \"order\" INT not null -> \"Orders 2024\".id\n  primary key (\"Unit Price\", \"order\")\n"
+        );
+        let mut line = String::new();
+        t.render_at(Detail::Columns, Quote::Backtick, &mut line);
+        assert_eq!(
+            line,
+            "table `Order-Items`: `Unit Price`, `order` -> `Orders 2024`.id\n"
         );
     }
 
@@ -342,9 +610,10 @@ mod tests {
             }],
             row_estimate: None,
             comment: None,
+            one_name: false,
         };
         let mut out = String::new();
-        t.render(&mut out);
+        t.render(Quote::Double, &mut out);
         assert_eq!(
             out,
             "view pairs\n  a INT not null\n  b INT not null\n  primary key (a, b)\n  foreign key (a, b) -> other(x, y)\n"

@@ -110,19 +110,19 @@ pub fn hint(
         (d <= limit).then_some(d)
     };
     let tables = catalog.tables.iter().filter(|t| !hidden(&t.name));
-    let ident = |name: &str| identifier(&catalog.engine, name);
+    let quote = catalog.quote();
     let mut found: Vec<(usize, bool, String)> = match &unknown {
         Unknown::Table(wanted) => tables
             .filter_map(|t| {
                 let bare = t.name.rsplit('.').next().unwrap_or(&t.name);
-                close(wanted, bare).map(|d| (d, false, ident(&t.name)))
+                close(wanted, bare).map(|d| (d, false, t.sql_name(quote).into_owned()))
             })
             .collect(),
         Unknown::Column(wanted) => tables
             .flat_map(|t| t.columns.iter().map(move |c| (t, c)))
             .filter(|(t, c)| !hidden(&format!("{}.{}", t.name, c.name)))
             .filter_map(|(t, c)| {
-                let name = format!("{}.{}", ident(&t.name), ident(&c.name));
+                let name = format!("{}.{}", t.sql_name(quote), quote.ident(&c.name));
                 close(wanted, &c.name).map(|d| (d, !mentioned(&t.name), name))
             })
             .collect(),
@@ -136,28 +136,6 @@ pub fn hint(
         .take(3)
         .collect();
     Some(format!("; did you mean {}?", names.join(" or ")))
-}
-
-/// `name` as `engine` reads it in SQL: as it is when it is a plain word,
-/// else quoted — backticks on MySQL and MariaDB, double quotes elsewhere
-/// — so a suggestion can be typed as it stands (`sales."Unit Price"`).
-/// PostgreSQL folds a plain word to lower case, so a name with capitals
-/// is quoted there too. A name with a dot is left as it is: it may be a
-/// schema and a table, or one name with a dot of its own.
-fn identifier(engine: &str, name: &str) -> String {
-    let mut chars = name.chars();
-    let plain = chars.next().is_some_and(|c| c.is_alphabetic() || c == '_')
-        && chars.all(|c| c.is_alphanumeric() || c == '_');
-    let folds = engine.starts_with("PostgreSQL") && name.chars().any(char::is_uppercase);
-    if (plain && !folds) || name.contains('.') {
-        return name.to_string();
-    }
-    let quote = match engine.starts_with("MySQL") || engine.starts_with("MariaDB") {
-        true => '`',
-        false => '"',
-    };
-    let doubled = name.replace(quote, &format!("{quote}{quote}"));
-    format!("{quote}{doubled}{quote}")
 }
 
 #[cfg(test)]
@@ -227,12 +205,6 @@ mod tests {
             .as_deref(),
             Some("; did you mean \"Order-Items\"?")
         );
-        assert_eq!(identifier("PostgreSQL 17", "UnitPrice"), "\"UnitPrice\"");
-        assert_eq!(identifier("DuckDB", "UnitPrice"), "UnitPrice");
-        assert_eq!(identifier("DuckDB", "2024"), "\"2024\"");
-        assert_eq!(identifier("DuckDB", "a\"b"), "\"a\"\"b\"");
-        assert_eq!(identifier("MySQL 8.0", "a`b c"), "`a``b c`");
-        assert_eq!(identifier("DuckDB", "prénom"), "prénom");
     }
 
     fn hidden(name: &str) -> bool {

@@ -818,6 +818,7 @@ fn introspect(conn: &Connection, sample_views: bool) -> duckdb::Result<Catalog> 
     while let Some(r) = rows.next()? {
         let (schema, table): (String, String) = (r.get(0)?, r.get(1)?);
         let reference = format!("{}.{}", quote_ident(&schema), quote_ident(&table));
+        let one_name = schema == "main" && table.contains('.');
         let name = qualified(schema, table);
         if tables.last().map(|t| t.name != name).unwrap_or(true) {
             refs.push(reference);
@@ -831,6 +832,7 @@ fn introspect(conn: &Connection, sample_views: bool) -> duckdb::Result<Catalog> 
                 },
                 row_estimate: r.get::<_, Option<i64>>(5)?.map(|n| n.max(0) as u64),
                 comment: r.get(7)?,
+                one_name,
                 ..Table::default()
             });
         }

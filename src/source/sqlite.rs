@@ -509,6 +509,8 @@ fn introspect(conn: &Connection) -> rusqlite::Result<Catalog> {
         if tables.last().map(|t| t.name != name).unwrap_or(true) {
             let kind: String = r.get(1)?;
             tables.push(Table {
+                // One file, one schema: a dot is the name's own.
+                one_name: name.contains('.'),
                 name,
                 kind: if kind == "view" {
                     TableKind::View

@@ -65,10 +65,13 @@ struct Terms {
 #[derive(Debug, Clone, Default)]
 pub struct LinkIndex {
     tables: Vec<Terms>,
+    /// How the catalog's engine writes names that need quotes.
+    quote: crate::schema::Quote,
 }
 
 impl LinkIndex {
     pub fn new(catalog: &Catalog) -> LinkIndex {
+        let quote = catalog.quote();
         let position: std::collections::HashMap<&str, usize> = catalog
             .tables
             .iter()
@@ -109,8 +112,8 @@ impl LinkIndex {
                     referenced: 0,
                     has_rows: t.row_estimate.is_some_and(|n| n > 0),
                     references: Vec::new(),
-                    full_len: rendered_len(t, Detail::Full),
-                    line_len: rendered_len(t, Detail::Columns),
+                    full_len: rendered_len(t, Detail::Full, quote),
+                    line_len: rendered_len(t, Detail::Columns, quote),
                     bare,
                     name_parts,
                     columns,
@@ -134,7 +137,7 @@ impl LinkIndex {
             t.neighbours.sort_unstable();
             t.neighbours.dedup();
         }
-        LinkIndex { tables }
+        LinkIndex { tables, quote }
     }
 }
 
@@ -444,7 +447,7 @@ impl Fitting {
         i: usize,
         to: Option<Detail>,
     ) {
-        let name_len = tables[order[i]].name.len() + 1;
+        let name_len = tables[order[i]].sql_name(index.quote).len() + 1;
         match to {
             Some(d) if self.level[i] > d => {
                 let new = match d {
@@ -454,7 +457,7 @@ impl Fitting {
                         0
                     }
                     Detail::Columns => index.tables[order[i]].line_len,
-                    _ => rendered_len(&tables[order[i]], d),
+                    _ => rendered_len(&tables[order[i]], d, index.quote),
                 };
                 self.total = self.total - self.sizes[i] + new;
                 self.sizes[i] = new;
@@ -469,9 +472,13 @@ impl Fitting {
     }
 }
 
-fn rendered_len(table: &crate::schema::Table, detail: Detail) -> usize {
+fn rendered_len(
+    table: &crate::schema::Table,
+    detail: Detail,
+    quote: crate::schema::Quote,
+) -> usize {
     let mut s = String::new();
-    table.render_at(detail, &mut s);
+    table.render_at(detail, quote, &mut s);
     s.len()
 }
 
@@ -505,16 +512,16 @@ pub fn layout(catalog: &Catalog, index: &LinkIndex, ranked: &Ranked, budget: usi
     let Fitting { level, gone, .. } = state;
     let mut out = String::with_capacity(budget);
     let mut described = Vec::new();
-    let mut names: Vec<&str> = Vec::new();
+    let mut names: Vec<std::borrow::Cow<'_, str>> = Vec::new();
     let mut dropped = 0;
     for (i, d) in level.iter().enumerate() {
         let table = &tables[order[i]];
         if gone[i] {
             dropped += 1;
         } else if *d == Detail::NameOnly {
-            names.push(&table.name);
+            names.push(table.sql_name(index.quote));
         } else {
-            table.render_at(*d, &mut out);
+            table.render_at(*d, index.quote, &mut out);
             described.push(table.name.clone());
         }
     }
@@ -557,7 +564,7 @@ pub fn layout(catalog: &Catalog, index: &LinkIndex, ranked: &Ranked, budget: usi
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::schema::{ColumnInfo, ForeignKey, Table, TableKind};
+    use crate::schema::{ColumnInfo, ForeignKey, Quote, Table, TableKind};
 
     /// A table from `"name col:TYPE col:TYPE>other.id …"`; `rows` rows.
     fn table(spec: &str, rows: u64) -> Table {
@@ -782,11 +789,11 @@ mod tests {
             assert!(laid.text.len() <= last_len || laid.text.len() <= budget);
             last_len = laid.text.len();
             let mut full = String::new();
-            invoice.render_at(Detail::Full, &mut full);
+            invoice.render_at(Detail::Full, Quote::Double, &mut full);
             let mut types = String::new();
-            invoice.render_at(Detail::Types, &mut types);
+            invoice.render_at(Detail::Types, Quote::Double, &mut types);
             let mut line = String::new();
-            invoice.render_at(Detail::Columns, &mut line);
+            invoice.render_at(Detail::Columns, Quote::Double, &mut line);
             let level = if laid.text.contains(&full) {
                 3
             } else if laid.text.contains(&types) {

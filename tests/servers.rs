@@ -956,6 +956,39 @@ fn postgres_ddl_of_every_kind_invalidates_the_catalog_cache() {
     assert_eq!(block(), "", "a dropped table is still listed");
 }
 
+/// A table whose name has a dot of its own (`"report.2024"`) is one
+/// table: sampled as one (it cost every table of its batch their samples
+/// when read as table `2024` of schema `report`) and written quoted, as
+/// are a name with capitals and a column that needs quotes.
+#[test]
+fn postgres_names_with_dots_and_capitals_are_read_as_written() {
+    let Some(server) = servers::postgres() else {
+        return;
+    };
+    let _catalog = catalog_lock();
+    let sb = Sandbox::new();
+    let url = server.url();
+    let (dotted, mixed) = (
+        format!("report.{}", std::process::id()),
+        format!("Mixed {}", std::process::id()),
+    );
+    server.admin(&format!(
+        "SET ROLE {user}; \
+         CREATE TABLE \"{dotted}\" (id INT, region TEXT); INSERT INTO \"{dotted}\" VALUES (1, 'north'); \
+         CREATE TABLE \"{mixed}\" (id INT, \"UnitPrice\" TEXT); INSERT INTO \"{mixed}\" VALUES (1, 'cheap')",
+        user = servers::USER
+    ));
+    let text = schema_ok(&sb, &url);
+    server.admin(&format!("DROP TABLE \"{dotted}\"; DROP TABLE \"{mixed}\""));
+    let block = table_block(&text, &format!("\"{dotted}\""));
+    assert!(block.contains("  region text, e.g. 'north'\n"), "{text}");
+    let block = table_block(&text, &format!("\"{mixed}\""));
+    assert!(
+        block.contains("  \"UnitPrice\" text, e.g. 'cheap'\n"),
+        "{text}"
+    );
+}
+
 #[test]
 fn unknown_names_are_answered_with_the_closest_ones() {
     for server in all() {

@@ -989,6 +989,29 @@ fn postgres_names_with_dots_and_capitals_are_read_as_written() {
     );
 }
 
+/// The same on MariaDB, in backticks: a table whose name has a dot of its
+/// own is one name, and a column with a space is quoted.
+#[test]
+fn mariadb_names_with_dots_and_spaces_are_written_as_read() {
+    let Some(server) = servers::mariadb() else {
+        return;
+    };
+    let _catalog = catalog_lock();
+    let sb = Sandbox::new();
+    let dotted = format!("report.{}", std::process::id());
+    server.admin(&format!(
+        "CREATE TABLE `{dotted}` (id INT, `Unit Price` VARCHAR(10)); \
+         INSERT INTO `{dotted}` VALUES (1, 'cheap')"
+    ));
+    let text = schema_ok(&sb, &server.url());
+    server.admin(&format!("DROP TABLE `{dotted}`"));
+    let block = table_block(&text, &format!("`{dotted}`"));
+    assert!(
+        block.contains("  `Unit Price` varchar(10), e.g. 'cheap'\n"),
+        "{text}"
+    );
+}
+
 #[test]
 fn unknown_names_are_answered_with_the_closest_ones() {
     for server in all() {

@@ -553,6 +553,9 @@ fn introspect(source: &MySqlSource) -> Result<Catalog, ExecError> {
                 spider.push((cell(0), comment));
             }
             let table = Table {
+                // The connected database's tables only: a dot is the
+                // name's own.
+                one_name: cell(0).contains('.'),
                 name: cell(0),
                 kind: if view {
                     TableKind::View

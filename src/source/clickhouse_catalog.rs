@@ -133,7 +133,7 @@ pub(super) fn introspect(source: &ClickHouseSource, version: &str) -> Result<Cat
         // One shard's rows say less than the distributed table's.
         |name| locals.iter().any(|l| l == name),
         |k, table, column| {
-            let (t, c) = (quote(table), quote(column));
+            let (t, c) = (quote(&table.name), quote(column));
             format!(
                 "(SELECT toUInt32({k}) AS k, CAST(toString({c}) AS Nullable(String)) AS v \
                  FROM {t} LIMIT {SAMPLE_ROWS})"

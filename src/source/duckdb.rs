@@ -21,8 +21,8 @@ use super::duckdb_values::Kind;
 use super::duckdb_views::{self, Allowed};
 use super::spec::DataFile;
 use super::{
-    quote_ident, quote_str, watchdog, CancelToken, Column, DataSource, EngineKind, ExecError,
-    Guard, OpenOptions, QueryStats, RowSink, SourceError, Value,
+    quote_ident, quote_str, table_ref, watchdog, CancelToken, Column, DataSource, EngineKind,
+    ExecError, Guard, OpenOptions, QueryStats, RowSink, SourceError, Value,
 };
 use crate::safety::{Access, CheckedSql, EngineReading};
 use crate::schema::{
@@ -801,10 +801,6 @@ fn describe_type(t: &duckdb::core::LogicalTypeHandle) -> (Kind, String) {
 fn introspect(conn: &Connection, sample_views: bool) -> duckdb::Result<Catalog> {
     let version: String = conn.query_row("SELECT version()", [], |r| r.get(0))?;
     let mut tables: Vec<Table> = Vec::new();
-    // Each table as SQL names it: a file's table may have dots of its own
-    // (`sales.2024.csv` is the table `sales.2024`), so `schema.table` is
-    // not split at a dot again.
-    let mut refs: Vec<String> = Vec::new();
     let mut stmt = conn.prepare(
         "SELECT c.schema_name, c.table_name, c.column_name, c.data_type, c.is_nullable, \
                 t.estimated_size, v.view_name IS NOT NULL, coalesce(t.comment, v.comment) \
@@ -817,11 +813,11 @@ fn introspect(conn: &Connection, sample_views: bool) -> duckdb::Result<Catalog> 
     let mut rows = stmt.query([])?;
     while let Some(r) = rows.next()? {
         let (schema, table): (String, String) = (r.get(0)?, r.get(1)?);
-        let reference = format!("{}.{}", quote_ident(&schema), quote_ident(&table));
+        // A file's table may have dots of its own: `sales.2024.csv` is
+        // the table `sales.2024`, not table `2024` of schema `sales`.
         let one_name = schema == "main" && table.contains('.');
         let name = qualified(schema, table);
         if tables.last().map(|t| t.name != name).unwrap_or(true) {
-            refs.push(reference);
             let is_view: bool = r.get(6)?;
             tables.push(Table {
                 name,
@@ -848,7 +844,7 @@ fn introspect(conn: &Connection, sample_views: bool) -> duckdb::Result<Catalog> 
     }
     drop(rows);
     constraints(conn, &mut tables)?;
-    samples(conn, &mut tables, &refs, sample_views);
+    samples(conn, &mut tables, sample_views);
     Ok(Catalog {
         engine: format!("DuckDB {version}"),
         tables,
@@ -905,7 +901,7 @@ fn string_list(v: ValueRef<'_>) -> Vec<String> {
 /// 2,000 columns in one query took seconds). All or nothing: when the
 /// budget runs out, no column gets samples, so a source always gives the
 /// same text.
-fn samples(conn: &Connection, tables: &mut [Table], refs: &[String], sample_views: bool) {
+fn samples(conn: &Connection, tables: &mut [Table], sample_views: bool) {
     let targets: Vec<(usize, usize)> = sample_targets(tables, sample_views)
         .into_iter()
         .take(2000)
@@ -918,7 +914,7 @@ fn samples(conn: &Connection, tables: &mut [Table], refs: &[String], sample_view
             .iter()
             .enumerate()
             .map(|(i, (ti, ci))| {
-                let t = &refs[*ti];
+                let t = table_ref(&tables[*ti]);
                 let c = quote_ident(&tables[*ti].columns[*ci].name);
                 format!(
                     "SELECT {} AS k, v FROM (SELECT DISTINCT v FROM (SELECT {c}::VARCHAR AS v FROM {t} LIMIT {SAMPLE_ROWS}) \

@@ -513,11 +513,15 @@ pub(crate) fn quote_ident(name: &str) -> String {
     format!("\"{}\"", name.replace('"', "\"\""))
 }
 
-/// A table name as the catalog reports it (`table` or `schema.table`), quoted.
-pub(crate) fn table_ref(name: &str) -> String {
-    match name.split_once('.') {
-        Some((schema, table)) => format!("{}.{}", quote_ident(schema), quote_ident(table)),
-        None => quote_ident(name),
+/// A table as the catalog reports it (`table` or `schema.table`), quoted:
+/// part by part, or whole when the dot is the name's own
+/// ([`Table::one_name`](crate::schema::Table::one_name)).
+pub(crate) fn table_ref(table: &crate::schema::Table) -> String {
+    match table.name.split_once('.') {
+        Some((schema, name)) if !table.one_name => {
+            format!("{}.{}", quote_ident(schema), quote_ident(name))
+        }
+        _ => quote_ident(&table.name),
     }
 }
 

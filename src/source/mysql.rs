@@ -654,7 +654,7 @@ fn introspect(source: &MySqlSource) -> Result<Catalog, ExecError> {
         // materialise: 4 s for 2,000 columns, past the budget, so no samples
         // at all; this form takes 0.1 s.)
         |k, table, column| {
-            let (t, c) = (quote(table), quote(column));
+            let (t, c) = (quote(&table.name), quote(column));
             format!("(SELECT {k} AS k, CAST({c} AS CHAR) AS v FROM {t} LIMIT {SAMPLE_ROWS})")
         },
         // `Paid` and `paid` are one value to the collation, two samples.

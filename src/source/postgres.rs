@@ -550,12 +550,6 @@ fn introspect(source: &PostgresSource) -> Result<Catalog, ExecError> {
     // common values, else histogram bounds): one catalog query, no table
     // read. Only the others are read (their first rows).
     let from_stats = stats_samples(source, &mut tables);
-    // Names with a dot of their own, read as one name (not schema.table).
-    let one_names: HashSet<String> = tables
-        .iter()
-        .filter(|t| t.one_name)
-        .map(|t| t.name.clone())
-        .collect();
     // Tables read through other servers are sampled apart, so a server
     // that does not answer costs only their samples.
     for through_others in [false, true] {
@@ -570,11 +564,7 @@ fn introspect(source: &PostgresSource) -> Result<Catalog, ExecError> {
                     || remote.contains(table) != through_others
             },
             |k, table, column| {
-                let t = match one_names.contains(table) {
-                    true => quote_ident(table),
-                    false => table_ref(table),
-                };
-                let c = quote_ident(column);
+                let (t, c) = (table_ref(table), quote_ident(column));
                 format!(
                     "(SELECT DISTINCT {k} AS k, v FROM (SELECT {c}::text AS v FROM {t} LIMIT {SAMPLE_ROWS}) s WHERE v IS NOT NULL)"
                 )

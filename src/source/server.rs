@@ -429,7 +429,7 @@ pub(crate) async fn revive<C: sqlx::Connection>(
 pub(crate) fn sample_columns(
     tables: &mut [Table],
     skip: impl Fn(&str) -> bool,
-    part: impl Fn(usize, &str, &str) -> String,
+    part: impl Fn(usize, &Table, &str) -> String,
     order: &str,
     run: impl FnOnce(&str) -> Result<Collect, ExecError>,
 ) {
@@ -442,7 +442,7 @@ pub(crate) fn sample_columns_up_to(
     cap: usize,
     tables: &mut [Table],
     skip: impl Fn(&str) -> bool,
-    part: impl Fn(usize, &str, &str) -> String,
+    part: impl Fn(usize, &Table, &str) -> String,
     order: &str,
     run: impl FnOnce(&str) -> Result<Collect, ExecError>,
 ) {
@@ -457,7 +457,7 @@ pub(crate) fn sample_columns_up_to(
     let parts: Vec<String> = targets
         .iter()
         .enumerate()
-        .map(|(k, (ti, ci))| part(k, &tables[*ti].name, &tables[*ti].columns[*ci].name))
+        .map(|(k, (ti, ci))| part(k, &tables[*ti], &tables[*ti].columns[*ci].name))
         .collect();
     let sql = format!(
         "SELECT k, v FROM ({}) u ORDER BY {order}",

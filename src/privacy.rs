@@ -140,39 +140,35 @@ impl Privacy {
 }
 
 /// `text` with each case-insensitive whole-word `word` replaced by `with`.
+fn replace_word(text: &str, word: &str, with: &str) -> String {
+    let is_ident = |c: Option<char>| c.is_some_and(|c| c.is_alphanumeric() || c == '_');
+    replace_where(text, word, with, |before, after| {
+        !is_ident(before) && !is_ident(after)
+    })
+}
+
 /// `text` with `word` (lowercase) replaced by `with` where it stands
 /// between two of the same quote (`"note"`, `'note'`, `` `note` ``),
 /// whatever its case.
 fn replace_quoted(text: &str, word: &str, with: &str) -> String {
-    let lower = text.to_lowercase();
-    if lower.len() != text.len() || word.is_empty() {
-        return text.to_string();
-    }
-    let mut out = String::with_capacity(text.len());
-    let mut last = 0;
-    for (i, _) in lower.match_indices(word) {
-        let end = i + word.len();
-        if i < last || i == 0 || !text.is_char_boundary(i) || !text.is_char_boundary(end) {
-            continue;
-        }
-        let (before, after) = (text.as_bytes()[i - 1], text.as_bytes().get(end));
-        if matches!(before, b'"' | b'\'' | b'`') && after == Some(&before) {
-            out.push_str(&text[last..i]);
-            out.push_str(with);
-            last = end;
-        }
-    }
-    out.push_str(&text[last..]);
-    out
+    replace_where(text, word, with, |before, after| {
+        matches!(before, Some('"' | '\'' | '`')) && after == before
+    })
 }
 
-fn replace_word(text: &str, word: &str, with: &str) -> String {
+/// `text` with each case-insensitive `word` replaced by `with` where
+/// `stands` says so of the characters before and after it.
+fn replace_where(
+    text: &str,
+    word: &str,
+    with: &str,
+    stands: impl Fn(Option<char>, Option<char>) -> bool,
+) -> String {
     let lower = text.to_lowercase();
     // Lowercasing may change byte lengths outside ASCII: then leave it.
     if lower.len() != text.len() || word.is_empty() {
         return text.to_string();
     }
-    let is_ident = |c: char| c.is_alphanumeric() || c == '_';
     let mut out = String::with_capacity(text.len());
     let mut last = 0;
     for (i, _) in lower.match_indices(word) {
@@ -180,9 +176,7 @@ fn replace_word(text: &str, word: &str, with: &str) -> String {
         if i < last || !text.is_char_boundary(i) || !text.is_char_boundary(end) {
             continue;
         }
-        let before = text[..i].chars().next_back();
-        let after = text[end..].chars().next();
-        if before.is_some_and(is_ident) || after.is_some_and(is_ident) {
+        if !stands(text[..i].chars().next_back(), text[end..].chars().next()) {
             continue;
         }
         out.push_str(&text[last..i]);

@@ -271,7 +271,8 @@ impl Quote {
         }
     }
 
-    fn quoted(self, name: &str) -> String {
+    /// `name` quoted, whatever it is (an inner quote doubled).
+    pub fn quoted(self, name: &str) -> String {
         let quote = match self {
             Quote::Backtick => '`',
             Quote::Double | Quote::Folding => '"',

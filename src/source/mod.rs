@@ -510,7 +510,7 @@ pub(crate) fn watchdog<T>(
 
 /// `name` as a double-quoted SQL identifier.
 pub(crate) fn quote_ident(name: &str) -> String {
-    format!("\"{}\"", name.replace('"', "\"\""))
+    crate::schema::Quote::Double.quoted(name)
 }
 
 /// A table as the catalog reports it (`table` or `schema.table`), quoted:

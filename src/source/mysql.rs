@@ -752,7 +752,7 @@ fn quote_string(text: &str) -> String {
 
 /// A MySQL identifier in backticks.
 fn quote(name: &str) -> String {
-    format!("`{}`", name.replace('`', "``"))
+    crate::schema::Quote::Backtick.quoted(name)
 }
 
 /// How a column's text-protocol bytes become a [`Value`].

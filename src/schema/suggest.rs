@@ -122,8 +122,10 @@ pub fn hint(
             .flat_map(|t| t.columns.iter().map(move |c| (t, c)))
             .filter(|(t, c)| !hidden(&format!("{}.{}", t.name, c.name)))
             .filter_map(|(t, c)| {
-                let name = format!("{}.{}", t.sql_name(quote), quote.ident(&c.name));
-                close(wanted, &c.name).map(|d| (d, !mentioned(&t.name), name))
+                close(wanted, &c.name).map(|d| {
+                    let name = format!("{}.{}", t.sql_name(quote), quote.ident(&c.name));
+                    (d, !mentioned(&t.name), name)
+                })
             })
             .collect(),
     };

@@ -387,3 +387,163 @@ fn confinement_stays_exact() {
         assert!(!stdout_of(&out).contains("hunter2"), "{sql}");
     }
 }
+
+/// A partitioned Parquet dataset of 96 files (`year` 2020–2023 ×
+/// `region` 0–23), large enough that aiq narrows its view itself, and a
+/// small table to join it with.
+fn big_lake(sb: &Sandbox) -> PathBuf {
+    let lake = sb.path().join("big");
+    fs::create_dir_all(&lake).unwrap();
+    write_with_duckdb(&format!(
+        "COPY (SELECT i AS id, 2020 + i % 4 AS year, (i // 4) % 24 AS region, i * 1.5 AS amount, \
+                      TIMESTAMP '2024-01-01' + to_minutes(i) AS sold_at \
+               FROM range(960) t(i)) \
+         TO '{}' (FORMAT parquet, PARTITION_BY (year, region)); \
+         COPY (SELECT r AS region, 'r' || r AS label FROM range(24) t(r)) TO '{}' (HEADER)",
+        lake.join("sales").display(),
+        lake.join("regions.csv").display(),
+    ));
+    lake
+}
+
+#[test]
+fn queries_on_a_large_dataset_answer_as_duckdb_does_however_they_filter() {
+    let sb = Sandbox::new();
+    let lake = big_lake(&sb);
+    let src = lake.to_str().unwrap();
+    let direct = format!(
+        "read_parquet('{}/sales/**/*.parquet', hive_partitioning = true)",
+        lake.display()
+    );
+    let regions = format!("read_csv('{}/regions.csv')", lake.display());
+    let sum = "count(*), sum(amount), min(id), max(id)";
+    // Each filters on the partitions in another way; some may read any
+    // file, and must still answer alike.
+    let queries = [
+        format!("SELECT {sum} FROM sales WHERE year = 2022"),
+        format!("SELECT {sum} FROM sales WHERE year = 2022 AND region = 7"),
+        format!("SELECT {sum} FROM sales WHERE 2021 < year AND region IN (1, 2, 30)"),
+        format!("SELECT {sum} FROM sales WHERE year BETWEEN 2021 AND 2022 AND NOT region = 3"),
+        format!("SELECT {sum} FROM sales WHERE year = 2020 OR region >= 20"),
+        format!("SELECT {sum} FROM sales WHERE (year = 2020 AND region < 2) OR (year = 2023 AND region > 21)"),
+        format!("SELECT {sum} FROM sales WHERE year = 1999"),
+        format!("SELECT {sum} FROM sales WHERE year <> 2021 AND amount > 100"),
+        format!("SELECT {sum} FROM Sales AS S WHERE S.YEAR = 2023 AND s.region <= 4"),
+        format!("SELECT {sum} FROM sales WHERE year = 2020 OR amount > 1000"),
+        format!("SELECT {sum} FROM sales WHERE year = '2022'"),
+        "SELECT a.year, count(*), sum(b.amount) FROM sales a JOIN sales b ON a.region = b.region AND b.year = 2021 \
+         WHERE a.year = 2020 GROUP BY ALL ORDER BY ALL"
+            .into(),
+        "SELECT s.region, r.label, count(*) FROM sales s LEFT JOIN regions r ON r.region = s.region \
+         WHERE s.year = 2022 AND s.region < 3 GROUP BY ALL ORDER BY ALL"
+            .into(),
+        "SELECT r.label, count(s.id) FROM regions r LEFT JOIN sales s ON s.region = r.region \
+         WHERE s.year = 2021 GROUP BY ALL ORDER BY ALL"
+            .into(),
+        "SELECT r.label, count(s.id) FROM regions r LEFT JOIN sales s ON s.region = r.region AND s.year = 2021 \
+         GROUP BY ALL ORDER BY ALL"
+            .into(),
+        format!("WITH y AS (SELECT * FROM sales WHERE year = 2021) SELECT {sum} FROM y"),
+        format!("SELECT {sum} FROM (SELECT * FROM sales) WHERE year = 2021"),
+        format!("SELECT {sum} FROM sales WHERE year = 2020 UNION ALL SELECT {sum} FROM sales WHERE year = 2023 ORDER BY 1, 2"),
+        format!("SELECT {sum} FROM sales s WHERE s.year = 2022 AND EXISTS (SELECT 1 FROM sales t WHERE t.region = s.region AND t.year = 2020 AND t.id > s.id - 3)"),
+        "SELECT count(*) FROM sales s WHERE s.year = 2022 AND s.id NOT IN (SELECT id FROM sales WHERE region = 1)"
+            .into(),
+        "SELECT t.year, t.region, t.id FROM regions r ASOF JOIN sales t ON r.region = t.region AND t.id >= r.region \
+         WHERE t.year = 2020 ORDER BY ALL"
+            .into(),
+        "SELECT count(*) FROM sales POSITIONAL JOIN regions WHERE year = 2021".into(),
+        "SELECT year, max(sold_at) FROM sales WHERE region = 5 GROUP BY year ORDER BY year".into(),
+        "SELECT * FROM sales WHERE year = 2022 AND region = 9 ORDER BY id".into(),
+    ];
+    for sql in &queries {
+        let (rows, _) = aiq_rows(&sb, src, &as_text(sql), &[]);
+        let reference = duck(
+            &sql.replace("FROM sales", &format!("FROM {direct}"))
+                .replace("FROM Sales", &format!("FROM {direct}"))
+                .replace("JOIN sales", &format!("JOIN {direct}"))
+                .replace("JOIN regions", &format!("JOIN {regions}"))
+                .replace("FROM regions", &format!("FROM {regions}")),
+        );
+        assert_eq!(rows, reference, "{sql}");
+    }
+}
+
+#[test]
+fn a_query_on_some_partitions_of_a_large_dataset_does_not_bind_the_others() {
+    let sb = Sandbox::new();
+    let lake = big_lake(&sb);
+    let src = lake.to_str().unwrap();
+    let one = "SELECT count(*), sum(amount) FROM sales WHERE year = 2022 AND region IN (3, 4)";
+    let (before, _) = aiq_rows(&sb, src, one, &[]);
+    let direct = one.replace(
+        "FROM sales",
+        &format!(
+            "FROM read_parquet('{}/sales/**/*.parquet', hive_partitioning = true)",
+            lake.display()
+        ),
+    );
+    assert_eq!(before, duck(&direct));
+    assert!(before.starts_with("20,"), "{before}");
+    // Break the dataset's first file, which DuckDB reads to bind a view of
+    // all the files, keeping its size and time so the kept views stay.
+    let first = lake.join("sales/year=2020/region=0/data_0.parquet");
+    let meta = fs::metadata(&first).unwrap();
+    let mut bytes = fs::read(&first).unwrap();
+    let n = bytes.len();
+    bytes[n - 4..].copy_from_slice(b"XXXX");
+    fs::write(&first, &bytes).unwrap();
+    let f = fs::File::options().write(true).open(&first).unwrap();
+    f.set_modified(meta.modified().unwrap()).unwrap();
+    drop(f);
+    // Only the four files of the question are bound and read.
+    let (after, _) = aiq_rows(&sb, src, one, &[]);
+    assert_eq!(after, before);
+    let explained = sb
+        .aiq()
+        .args([src, "-e", &format!("EXPLAIN {one}")])
+        .output()
+        .unwrap();
+    assert_eq!(
+        explained.status.code(),
+        Some(0),
+        "{}",
+        stderr_of(&explained)
+    );
+    // Reading every file, or a sample drawn before the filter, binds them all.
+    for whole in [
+        "SELECT count(*) FROM sales",
+        "SELECT count(*) FROM sales USING SAMPLE 10 ROWS WHERE year = 2022",
+        "SELECT count(*) FROM sales WHERE year = 2022 OR amount > 0",
+    ] {
+        let out = sb.aiq().args([src, "-e", whole]).output().unwrap();
+        assert_eq!(
+            out.status.code(),
+            Some(1),
+            "{whole}: the whole view was not read"
+        );
+    }
+    // In one process, each statement reads the kept view again: nothing
+    // narrower stays behind from the one before.
+    let script = sb.path().join("twice.lua");
+    fs::write(
+        &script,
+        "local rows = aiq.query('SELECT count(*) AS n FROM sales WHERE year = 2022')\n\
+         print(rows[1].n)\n\
+         print(pcall(aiq.query, 'SELECT count(*) AS n FROM sales'))\n\
+         print(aiq.query('SELECT count(*) AS n FROM sales WHERE year = 2021')[1].n)\n",
+    )
+    .unwrap();
+    let out = sb
+        .aiq()
+        .args([src, "--lua", script.to_str().unwrap()])
+        .output()
+        .unwrap();
+    let printed = stdout_of(&out);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr_of(&out));
+    let lines: Vec<&str> = printed.lines().collect();
+    assert_eq!(lines.len(), 3, "{printed}");
+    assert_eq!(lines[0], "240");
+    assert!(lines[1].starts_with("false"), "{printed}");
+    assert_eq!(lines[2], "240");
+}

@@ -138,18 +138,7 @@ fn partitions(root: &Path, parts: &[PathBuf]) -> Result<Vec<Partition>, String> 
     let mut values: Vec<Vec<String>> = Vec::new();
     for part in parts {
         let rel = part.strip_prefix(root).unwrap_or(part);
-        let pairs: Vec<(String, String)> = rel
-            .parent()
-            .into_iter()
-            .flat_map(Path::components)
-            .filter_map(|c| match c {
-                Component::Normal(s) => s
-                    .to_str()?
-                    .split_once('=')
-                    .map(|(k, v)| (k.to_string(), v.to_string())),
-                _ => None,
-            })
-            .collect();
+        let pairs = partition_pairs(root, part);
         let these: Vec<String> = pairs.iter().map(|(k, _)| k.clone()).collect();
         match &keys {
             None => {
@@ -183,6 +172,24 @@ fn partitions(root: &Path, parts: &[PathBuf]) -> Result<Vec<Partition>, String> 
             Partition { key, values }
         })
         .collect())
+}
+
+/// The `key=value` folders between `root` and the file `part`, outermost
+/// first, as written (DuckDB decodes `%2F` and reads
+/// `__HIVE_DEFAULT_PARTITION__` as NULL).
+pub fn partition_pairs(root: &Path, part: &Path) -> Vec<(String, String)> {
+    let rel = part.strip_prefix(root).unwrap_or(part);
+    rel.parent()
+        .into_iter()
+        .flat_map(Path::components)
+        .filter_map(|c| match c {
+            Component::Normal(s) => s
+                .to_str()?
+                .split_once('=')
+                .map(|(k, v)| (k.to_string(), v.to_string())),
+            _ => None,
+        })
+        .collect()
 }
 
 fn shown_keys(keys: &[String]) -> String {

@@ -17,6 +17,7 @@ use duckdb::types::{Value as DValue, ValueRef};
 use duckdb::{AccessMode, Config, Connection};
 
 use super::duckdb_gate::DuckGate;
+use super::duckdb_narrow::{self, Narrowable};
 use super::duckdb_values::Kind;
 use super::duckdb_views::{self, Allowed};
 use super::spec::DataFile;
@@ -59,6 +60,8 @@ pub(crate) struct DuckDbSource {
     data_fingerprint: Option<String>,
     /// DuckDB's own parser, for the gate's reading of each statement.
     gate: DuckGate,
+    /// Large partitioned datasets a query may read a narrower view of.
+    narrowable: Vec<Narrowable>,
 }
 
 /// The private folder that holds a data-file source's views database:
@@ -419,6 +422,14 @@ impl DuckDbSource {
                 many => format!("none of the data files can be read: {}", many.join("; ")),
             }));
         }
+        let narrowable: Vec<Narrowable> = built
+            .narrowing
+            .iter()
+            .filter_map(|view| {
+                let file = files.iter().find(|f| f.table == view.table)?;
+                Narrowable::new(view.clone(), file)
+            })
+            .collect();
         let reopen = Reopen::File {
             path: db_path,
             access: AccessMode::ReadOnly,
@@ -431,6 +442,7 @@ impl DuckDbSource {
         let mut source = Self::new(conn, reopen, options)?;
         source.spill_dir = Some(spill);
         source.data_fingerprint = Some(fingerprint);
+        source.narrowable = narrowable;
         source.warnings = links_out
             .iter()
             .map(|s| format!("skipped {s}"))
@@ -450,6 +462,7 @@ impl DuckDbSource {
             files: Vec::new(),
             data_fingerprint: None,
             gate: DuckGate::open().map_err(SourceError)?,
+            narrowable: Vec::new(),
         })
     }
 
@@ -492,6 +505,9 @@ impl DuckDbSource {
     ) -> Result<u64, ExecError> {
         self.one_statement(sql.sql())?;
         let conn = self.conn.borrow();
+        let _narrowed = (sql.access() == Access::Read)
+            .then(|| self.narrow(&conn, sql.sql()))
+            .flatten();
         let mut stmt = conn.prepare(sql.sql()).map_err(engine_error)?;
         // Streaming execution: chunks are fetched as rows are consumed, so a
         // huge result never sits in memory.
@@ -554,6 +570,56 @@ impl DuckDbSource {
                 Ok(true)
             })?;
         }
+    }
+
+    /// For a read of large partitioned datasets that filters on their
+    /// partition columns: temporary views of only the files it can need
+    /// (`duckdb_narrow`), dropped when the returned value is.
+    fn narrow<'c>(&self, conn: &'c Connection, sql: &str) -> Option<Narrowed<'c>> {
+        if self.narrowable.is_empty() {
+            return None;
+        }
+        let lower = sql.to_lowercase();
+        if !self
+            .narrowable
+            .iter()
+            .any(|n| lower.contains(&n.view.table.to_lowercase()))
+        {
+            return None;
+        }
+        let tree = self.gate.query_tree(sql)?;
+        let mut narrowed = Narrowed {
+            conn,
+            views: Vec::new(),
+        };
+        for (d, files) in duckdb_narrow::needed(&tree, &self.narrowable) {
+            let dataset = &self.narrowable[d];
+            // Past a third of the files, writing and binding their list
+            // costs more than binding the kept view.
+            if files.len() * 3 > dataset.files.len() {
+                continue;
+            }
+            let name = format!("temp.main.{}", quote_ident(&dataset.view.table));
+            // No file can match: the first one's columns, and no rows.
+            let (paths, rows) = match files.as_slice() {
+                [] => (dataset.paths(&[0]), " WHERE false"),
+                some => (dataset.paths(some), ""),
+            };
+            let create = format!(
+                "CREATE OR REPLACE TEMP VIEW {} AS SELECT * FROM {}{rows}",
+                quote_ident(&dataset.view.table),
+                dataset.view.reader(&paths)
+            );
+            if conn.execute_batch(&create).is_err() {
+                continue;
+            }
+            narrowed.views.push(name.clone());
+            if duckdb_views::describe(conn, &name) != dataset.view.columns {
+                let _ = conn.execute_batch(&format!("DROP VIEW IF EXISTS {name}"));
+                narrowed.views.pop();
+            }
+        }
+        (!narrowed.views.is_empty()).then_some(narrowed)
     }
 
     /// The statement again, with the columns flagged in `texts` cast to
@@ -646,6 +712,25 @@ impl DataSource for DuckDbSource {
             }
         }
         result.map_err(|e| self.out_of_memory(e))
+    }
+}
+
+/// Temporary narrower views, dropped after their one statement.
+struct Narrowed<'c> {
+    conn: &'c Connection,
+    views: Vec<String>,
+}
+
+impl Drop for Narrowed<'_> {
+    fn drop(&mut self) {
+        for view in &self.views {
+            if let Err(e) = self
+                .conn
+                .execute_batch(&format!("DROP VIEW IF EXISTS {view}"))
+            {
+                tracing::warn!("cannot drop the narrower view {view}: {e}");
+            }
+        }
     }
 }
 

@@ -177,6 +177,15 @@ impl DuckGate {
         Ok(reading)
     }
 
+    /// The parse tree of the query `sql` runs: itself, or what it
+    /// explains; `None` for other statements and text DuckDB cannot parse.
+    pub(crate) fn query_tree(&self, sql: &str) -> Option<Json> {
+        match query_form(sql).1 {
+            Form::Query(text) => self.tree(&text).ok().flatten(),
+            Form::Setting(_) => None,
+        }
+    }
+
     /// The parse tree of `sql` when it is exactly one query; `None` for
     /// other statements.
     fn tree(&self, sql: &str) -> Result<Option<Json>, String> {

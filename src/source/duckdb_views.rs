@@ -18,7 +18,12 @@ use super::{quote_ident, quote_str, DataFileKind, SourceError};
 
 /// Changes whenever the views this module writes change, so a cached views
 /// database of an older aiq is never used.
-const VIEWS_VERSION: u32 = 2;
+const VIEWS_VERSION: u32 = 3;
+
+/// A partitioned Parquet dataset of at least this many files gets a
+/// [`Narrowing`]: below it, binding the whole view costs less than
+/// narrowing it.
+pub(crate) const NARROW_FROM: usize = 64;
 
 /// What the connection may read: the single files, and datasets' folders.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
@@ -37,6 +42,33 @@ pub(crate) struct Built {
     #[serde(skip)]
     pub notices: Vec<String>,
     pub allowed: Allowed,
+    /// The datasets a query may read through a narrower view
+    /// (`duckdb_narrow`).
+    #[serde(default)]
+    pub narrowing: Vec<Narrowing>,
+}
+
+/// How to write a narrower view of a partitioned dataset: its reader with
+/// a shorter list of files, and what the whole view's columns are (a
+/// narrower view with any other columns is not used).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub(crate) struct Narrowing {
+    pub table: String,
+    /// `read_parquet`.
+    pub function: String,
+    /// The reader's options after its list of files.
+    pub options: String,
+    /// The whole view's columns and types, as `DESCRIBE` gives them.
+    pub columns: Vec<(String, String)>,
+    /// The partition keys, outermost first, and their types.
+    pub keys: Vec<(String, String)>,
+}
+
+impl Narrowing {
+    /// The reader of `files` alone.
+    pub(crate) fn reader(&self, files: &[&Path]) -> String {
+        call(&self.function, &path_list(files), &self.options)
+    }
 }
 
 /// The key of a cached views database: every file's path, size and
@@ -78,7 +110,8 @@ pub(crate) fn build(conn: &Connection, files: &[DataFile]) -> Built {
     let mut built = Built::default();
     for file in files {
         match create_view(conn, file) {
-            Ok(latin1) => {
+            Ok((latin1, narrowing)) => {
+                built.narrowing.extend(narrowing);
                 for path in latin1 {
                     built.notices.push(format!(
                         "read {} as Latin-1: it is not UTF-8",
@@ -103,8 +136,12 @@ pub(crate) fn build(conn: &Connection, files: &[DataFile]) -> Built {
     built
 }
 
-/// Creates `file`'s view; the files read as Latin-1, or why it failed.
-fn create_view(conn: &Connection, file: &DataFile) -> Result<Vec<PathBuf>, String> {
+/// Creates `file`'s view; the files read as Latin-1 and how to narrow
+/// it, or why it failed.
+fn create_view(
+    conn: &Connection,
+    file: &DataFile,
+) -> Result<(Vec<PathBuf>, Option<Narrowing>), String> {
     if !file.is_dataset()
         && std::fs::metadata(&file.path)
             .map(|m| m.len() == 0)
@@ -117,7 +154,10 @@ fn create_view(conn: &Connection, file: &DataFile) -> Result<Vec<PathBuf>, Strin
         let mut sql = format!(
             "CREATE OR REPLACE VIEW {} AS SELECT * FROM {}",
             quote_ident(&file.table),
-            reader(file, union, latin1, types)
+            {
+                let (function, options) = reader(file, union, latin1, types);
+                call(function, &target(file), &options)
+            }
         );
         if let Some(comment) = describe_partitions(file) {
             sql.push_str(&format!(
@@ -140,25 +180,46 @@ fn create_view(conn: &Connection, file: &DataFile) -> Result<Vec<PathBuf>, Strin
     // view: otherwise every read of the view guesses them again from every
     // file's folder names (a third of a one-partition query over 10,000
     // files). Kept as guessed when they cannot be read back.
-    let types = partition_types(conn, file);
-    if !types.is_empty() {
-        create(latin1, &types).map_err(|e| super::duckdb::file_error(&e.to_string()))?;
+    if file.partitions.is_empty() {
+        return Ok((latin1_files(file, latin1), None));
     }
-    Ok(if latin1 {
+    let described = describe(conn, &quote_ident(&file.table));
+    let types = partition_types(file, &described);
+    if types.is_empty() {
+        return Ok((latin1_files(file, latin1), None));
+    }
+    create(latin1, &types).map_err(|e| super::duckdb::file_error(&e.to_string()))?;
+    // Only Parquet: its files carry their own types, so a view of some of
+    // them reads them as the whole view does (a CSV's first file decides
+    // how all are read).
+    let narrowing = (file.kind == DataFileKind::Parquet
+        && file.parts.len() >= NARROW_FROM
+        && !described.is_empty())
+    .then(|| {
+        let (function, options) = reader(file, union, latin1, &types);
+        Narrowing {
+            table: file.table.clone(),
+            function: function.to_string(),
+            options,
+            columns: described,
+            keys: types,
+        }
+    });
+    Ok((latin1_files(file, latin1), narrowing))
+}
+
+fn latin1_files(file: &DataFile, latin1: bool) -> Vec<PathBuf> {
+    if latin1 {
         file.files().to_vec()
     } else {
         Vec::new()
-    })
+    }
 }
 
-/// The types DuckDB gave a dataset view's partition columns.
-fn partition_types(conn: &Connection, file: &DataFile) -> Vec<(String, String)> {
-    if file.partitions.is_empty() {
-        return Vec::new();
-    }
+/// A view's columns and their types; empty when it cannot be described.
+pub(crate) fn describe(conn: &Connection, view: &str) -> Vec<(String, String)> {
     let Ok(mut stmt) = conn.prepare(&format!(
-        "SELECT column_name, column_type FROM (DESCRIBE {})",
-        quote_ident(&file.table)
+        "SELECT column_name, column_type FROM (DESCRIBE {view})"
     )) else {
         return Vec::new();
     };
@@ -166,7 +227,11 @@ fn partition_types(conn: &Connection, file: &DataFile) -> Vec<(String, String)> 
     else {
         return Vec::new();
     };
-    let described: Vec<(String, String)> = rows.flatten().collect();
+    rows.flatten().collect()
+}
+
+/// The types DuckDB gave a dataset view's partition columns (`described`).
+fn partition_types(file: &DataFile, described: &[(String, String)]) -> Vec<(String, String)> {
     let types: Vec<(String, String)> = file
         .partitions
         .iter()
@@ -183,16 +248,16 @@ fn is_csv(kind: DataFileKind) -> bool {
     matches!(kind, DataFileKind::Csv | DataFileKind::Tsv)
 }
 
-/// The table function that reads `file`: its path or its list of parts;
-/// columns by name across files when their schemas differ; `key=value`
-/// folders as columns (of the `types` given, else of the types DuckDB
-/// guesses).
-fn reader(file: &DataFile, union: bool, latin1: bool, types: &[(String, String)]) -> String {
-    let target = if file.is_dataset() {
-        path_list(&file.parts)
-    } else {
-        quote_str(&file.path.display().to_string())
-    };
+/// The table function that reads `file` and its options after the file
+/// or list of files: columns by name across files when their schemas
+/// differ; `key=value` folders as columns (of the `types` given, else of
+/// the types DuckDB guesses).
+fn reader(
+    file: &DataFile,
+    union: bool,
+    latin1: bool,
+    types: &[(String, String)],
+) -> (&'static str, String) {
     let mut options = Vec::new();
     match file.kind {
         // A short row reads as NULLs in the missing columns (not as one
@@ -227,15 +292,30 @@ fn reader(file: &DataFile, union: bool, latin1: bool, types: &[(String, String)]
         DataFileKind::Parquet => "read_parquet",
         DataFileKind::Json | DataFileKind::JsonLines => "read_json_auto",
     };
+    (function, options.join(", "))
+}
+
+/// What a reader reads: the file's path, or a dataset's list of files.
+fn target(file: &DataFile) -> String {
+    if file.is_dataset() {
+        let parts: Vec<&Path> = file.parts.iter().map(PathBuf::as_path).collect();
+        path_list(&parts)
+    } else {
+        quote_str(&file.path.display().to_string())
+    }
+}
+
+/// `function(target, options)`.
+fn call(function: &str, target: &str, options: &str) -> String {
     if options.is_empty() {
         format!("{function}({target})")
     } else {
-        format!("{function}({target}, {})", options.join(", "))
+        format!("{function}({target}, {options})")
     }
 }
 
 /// `paths` as a DuckDB list of strings: `['/a.parquet', '/b.parquet']`.
-fn path_list(paths: &[PathBuf]) -> String {
+fn path_list(paths: &[&Path]) -> String {
     let quoted: Vec<String> = paths
         .iter()
         .map(|p| quote_str(&p.display().to_string()))
@@ -252,7 +332,7 @@ fn schemas_differ(conn: &Connection, file: &DataFile) -> bool {
             &format!(
                 "SELECT count(DISTINCT s) FROM (SELECT list_sort(list(name || ':' || coalesce(type, ''))) AS s \
                  FROM parquet_schema({}) GROUP BY file_name)",
-                path_list(&file.parts)
+                target(file)
             ),
             [],
             |r| r.get::<_, i64>(0),

@@ -37,18 +37,72 @@ pub fn is_side_name(name: &str) -> bool {
     name.starts_with('.') || name.starts_with('_') || name.ends_with(".crc")
 }
 
+/// A data file a listing found, with its stamp ([`super::file_stamp`])
+/// when it was read then.
+#[derive(Debug)]
+pub struct Found {
+    pub path: PathBuf,
+    pub kind: DataFileKind,
+    pub stamp: Option<String>,
+}
+
 /// The files of one dataset: every data file under `dir` (any depth), in
 /// path order, skipping side files and folders and links that lead out of
-/// `real_root`. `skipped` gets one line per link out.
-pub fn walk(
-    dir: &Path,
-    real_root: &Path,
-    skipped: &mut Vec<String>,
-) -> Vec<(PathBuf, DataFileKind)> {
+/// `real_root`; each with its size and time, read while its folder is open
+/// (no second look-up of the path). `skipped` gets one line per link out.
+///
+/// The folders of one depth are listed by several threads: a partitioned
+/// dataset is mostly folders (10,000 files may sit in as many), and
+/// listing them is most of a warm start.
+pub fn walk(dir: &Path, real_root: &Path, skipped: &mut Vec<String>) -> Vec<Found> {
+    let threads = std::thread::available_parallelism().map_or(1, |n| n.get().min(8));
     let mut out = Vec::new();
-    let mut stack = vec![dir.to_path_buf()];
-    while let Some(folder) = stack.pop() {
-        let Ok(entries) = fs::read_dir(&folder) else {
+    let mut links_out = Vec::new();
+    let mut level = vec![dir.to_path_buf()];
+    while !level.is_empty() {
+        // Below this many folders a thread costs more than it saves.
+        let listed = if threads == 1 || level.len() < 64 {
+            vec![list(&level, real_root)]
+        } else {
+            let chunk = level.len().div_ceil(threads);
+            std::thread::scope(|scope| {
+                let workers: Vec<_> = level
+                    .chunks(chunk)
+                    .map(|folders| scope.spawn(move || list(folders, real_root)))
+                    .collect();
+                workers
+                    .into_iter()
+                    .map(|w| w.join().unwrap_or_else(|e| std::panic::resume_unwind(e)))
+                    .collect()
+            })
+        };
+        level = Vec::new();
+        for one in listed {
+            level.extend(one.folders);
+            out.extend(one.files);
+            links_out.extend(one.links_out);
+        }
+    }
+    out.sort_by(|a, b| a.path.cmp(&b.path));
+    links_out.sort();
+    skipped.extend(links_out);
+    out
+}
+
+/// What listing some folders found.
+#[derive(Default)]
+struct Listed {
+    folders: Vec<PathBuf>,
+    files: Vec<Found>,
+    links_out: Vec<String>,
+}
+
+/// Lists `folders` (not below them): their data files, their subfolders,
+/// and the links in them that lead out of `real_root`.
+fn list(folders: &[PathBuf], real_root: &Path) -> Listed {
+    let mut found = Listed::default();
+    for folder in folders {
+        let Ok(entries) = fs::read_dir(folder) else {
             continue;
         };
         for entry in entries.flatten() {
@@ -63,31 +117,34 @@ pub fn walk(
             let Ok(file_type) = entry.file_type() else {
                 continue;
             };
-            if file_type.is_symlink() {
+            let meta = if file_type.is_symlink() {
                 match fs::canonicalize(&path) {
                     Ok(real) if real.starts_with(real_root) => {
                         // A link to a folder is not followed (no loops).
                         if real.is_dir() {
                             continue;
                         }
+                        fs::metadata(&path)
                     }
                     Ok(_) => {
-                        skipped.push(link_out(&path));
+                        found.links_out.push(link_out(&path));
                         continue;
                     }
                     Err(_) => continue,
                 }
             } else if file_type.is_dir() {
-                stack.push(path);
+                found.folders.push(path);
                 continue;
-            }
+            } else {
+                entry.metadata()
+            };
             if let Some((kind, _)) = kind_of(name) {
-                out.push((path, kind));
+                let stamp = Some(super::stamp(&path, meta.ok().as_ref()));
+                found.files.push(Found { path, kind, stamp });
             }
         }
     }
-    out.sort_by(|a, b| a.0.cmp(&b.0));
-    out
+    found
 }
 
 /// Why a link that leads out of the folder is skipped (its target is not
@@ -102,15 +159,11 @@ pub fn link_out(path: &Path) -> String {
 /// A dataset table named `table` of the files under `dir` (already listed
 /// by [`walk`]): one format, partitions from `key=value` folders. `Err`
 /// says why the files cannot make one table.
-pub fn dataset(
-    table: String,
-    dir: PathBuf,
-    files: Vec<(PathBuf, DataFileKind)>,
-) -> Result<DataFile, String> {
-    let Some(&(_, kind)) = files.first() else {
+pub fn dataset(table: String, dir: PathBuf, files: Vec<Found>) -> Result<DataFile, String> {
+    let Some(kind) = files.first().map(|f| f.kind) else {
         return Err("it holds no .csv/.tsv/.parquet/.json/.jsonl files".into());
     };
-    let mut kinds: Vec<DataFileKind> = files.iter().map(|(_, k)| *k).collect();
+    let mut kinds: Vec<DataFileKind> = files.iter().map(|f| f.kind).collect();
     kinds.sort_by_key(|k| k.name());
     kinds.dedup();
     if kinds.len() > 1 {
@@ -120,7 +173,13 @@ pub fn dataset(
             names.join(", ")
         ));
     }
-    let parts: Vec<PathBuf> = files.into_iter().map(|(p, _)| p).collect();
+    let stamps: Vec<String> = files.iter().map_while(|f| f.stamp.clone()).collect();
+    let stamps = if stamps.len() == files.len() {
+        stamps
+    } else {
+        Vec::new()
+    };
+    let parts: Vec<PathBuf> = files.into_iter().map(|f| f.path).collect();
     let partitions = partitions(&dir, &parts)?;
     Ok(DataFile {
         table,
@@ -128,6 +187,7 @@ pub fn dataset(
         kind,
         parts,
         partitions,
+        stamps,
     })
 }
 
@@ -228,7 +288,7 @@ pub fn glob_files(
     pattern: &str,
     real_root: &Path,
     skipped: &mut Vec<String>,
-) -> Result<Vec<(PathBuf, DataFileKind)>, String> {
+) -> Result<Vec<Found>, String> {
     let root = glob_root(pattern);
     let paths = glob::glob(pattern).map_err(|e| format!("not a valid glob: {e}"))?;
     let mut out = Vec::new();
@@ -237,19 +297,26 @@ pub fn glob_files(
         let side = rel
             .components()
             .any(|c| matches!(c, Component::Normal(s) if s.to_str().is_none_or(is_side_name)));
-        if side || !path.is_file() {
+        if side {
             continue;
         }
+        let Some(meta) = fs::metadata(&path).ok().filter(|m| m.is_file()) else {
+            continue;
+        };
         let Some((kind, _)) = path.file_name().and_then(|n| n.to_str()).and_then(kind_of) else {
             continue;
         };
         match fs::canonicalize(&path) {
-            Ok(real) if real.starts_with(real_root) => out.push((real_root.join(rel), kind)),
+            Ok(real) if real.starts_with(real_root) => {
+                let path = real_root.join(rel);
+                let stamp = Some(super::stamp(&path, Some(&meta)));
+                out.push(Found { path, kind, stamp });
+            }
             Ok(_) => skipped.push(link_out(&path)),
             Err(_) => {}
         }
     }
-    out.sort_by(|a, b| a.0.cmp(&b.0));
+    out.sort_by(|a, b| a.path.cmp(&b.path));
     Ok(out)
 }
 
@@ -335,6 +402,14 @@ mod tests {
         assert!(is_glob("a/*.csv") && !is_glob("a/b.csv"));
     }
 
+    fn found(path: PathBuf, kind: DataFileKind) -> Found {
+        Found {
+            path,
+            kind,
+            stamp: None,
+        }
+    }
+
     #[test]
     fn partitions_come_from_key_value_folders() {
         let root = PathBuf::from("/d/sales");
@@ -344,7 +419,7 @@ mod tests {
             "year=2022/region=eu/c.parquet",
         ]
         .iter()
-        .map(|f| (root.join(f), DataFileKind::Parquet))
+        .map(|f| found(root.join(f), DataFileKind::Parquet))
         .collect();
         let ds = dataset("sales".into(), root.clone(), files).unwrap();
         assert_eq!(ds.partitions[0].key, "year");
@@ -355,14 +430,14 @@ mod tests {
             "a dataset of 3 files partitioned by year (2020–2022), region (eu, us): filter on these columns to read fewer files"
         );
         let odd = vec![
-            (root.join("year=2020/a.parquet"), DataFileKind::Parquet),
-            (root.join("b.parquet"), DataFileKind::Parquet),
+            found(root.join("year=2020/a.parquet"), DataFileKind::Parquet),
+            found(root.join("b.parquet"), DataFileKind::Parquet),
         ];
         let e = dataset("sales".into(), root.clone(), odd).unwrap_err();
         assert!(e.contains("partition folders differ"), "{e}");
         let mixed = vec![
-            (root.join("a.parquet"), DataFileKind::Parquet),
-            (root.join("b.csv"), DataFileKind::Csv),
+            found(root.join("a.parquet"), DataFileKind::Parquet),
+            found(root.join("b.csv"), DataFileKind::Csv),
         ];
         let e = dataset("sales".into(), root, mixed).unwrap_err();
         assert_eq!(

@@ -427,6 +427,7 @@ mod tests {
             kind: DataFileKind::Parquet,
             parts,
             partitions: Vec::new(),
+            stamps: Vec::new(),
         };
         let view = Narrowing {
             table: "sales".into(),

@@ -78,8 +78,14 @@ pub(crate) fn fingerprint(files: &[DataFile]) -> String {
     hash.write(format!("views {VIEWS_VERSION};").as_bytes());
     for file in files {
         hash.write(format!("{}={:?}:{};", file.table, file.kind, file.path.display()).as_bytes());
-        for part in file.files() {
-            hash.write(super::file_stamp(part).as_bytes());
+        if file.stamps.len() == file.files().len() {
+            for stamp in &file.stamps {
+                hash.write(stamp.as_bytes());
+            }
+        } else {
+            for part in file.files() {
+                hash.write(super::file_stamp(part).as_bytes());
+            }
         }
     }
     format!("{:016x}{:016x}", hash.0, hash.1)

@@ -353,8 +353,14 @@ pub(crate) fn files_fingerprint(paths: &[std::path::PathBuf]) -> String {
 /// A file's path, size and modification time (`PATH:-;` when it is not
 /// there).
 pub(crate) fn file_stamp(file: &std::path::Path) -> String {
-    match std::fs::metadata(file) {
-        Ok(m) => {
+    stamp(file, std::fs::metadata(file).ok().as_ref())
+}
+
+/// [`file_stamp`] from the file's metadata read already (`None`: it could
+/// not be read).
+pub(crate) fn stamp(file: &std::path::Path, meta: Option<&std::fs::Metadata>) -> String {
+    match meta {
+        Some(m) => {
             let modified = m
                 .modified()
                 .ok()
@@ -363,7 +369,7 @@ pub(crate) fn file_stamp(file: &std::path::Path) -> String {
                 .unwrap_or(0);
             format!("{}:{}:{modified};", file.display(), m.len())
         }
-        Err(_) => format!("{}:-;", file.display()),
+        None => format!("{}:-;", file.display()),
     }
 }
 

@@ -77,6 +77,9 @@ pub struct DataFile {
     pub parts: Vec<PathBuf>,
     /// A dataset's `key=value/` partition folders, outermost first.
     pub partitions: Vec<Partition>,
+    /// Each part's stamp (size and time, `file_stamp`) as read when the
+    /// files were listed; empty when they were not read then.
+    pub stamps: Vec<String>,
 }
 
 impl DataFile {
@@ -88,6 +91,7 @@ impl DataFile {
             kind,
             parts: Vec::new(),
             partitions: Vec::new(),
+            stamps: Vec::new(),
         }
     }
 

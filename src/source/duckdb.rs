@@ -367,6 +367,8 @@ impl DuckDbSource {
         links_out: &[String],
         options: OpenOptions,
     ) -> Result<Self, SourceError> {
+        // The gate's own DuckDB starts on the other core meanwhile.
+        let gate = std::thread::spawn(DuckGate::open);
         crate::cleanup::remove_stale_views();
         let spill = ViewsDir::create()?;
         let memory = Memory::new(&options, spill.path())?;
@@ -439,7 +441,8 @@ impl DuckDbSource {
         let conn = reopen
             .open()
             .map_err(|e| open_error("the data files", &memory, e))?;
-        let mut source = Self::new(conn, reopen, options)?;
+        let gate = gate.join().unwrap_or_else(|e| std::panic::resume_unwind(e));
+        let mut source = Self::with_gate(conn, reopen, options, gate)?;
         source.spill_dir = Some(spill);
         source.data_fingerprint = Some(fingerprint);
         source.narrowable = narrowable;
@@ -453,6 +456,15 @@ impl DuckDbSource {
     }
 
     fn new(conn: Connection, reopen: Reopen, options: OpenOptions) -> Result<Self, SourceError> {
+        Self::with_gate(conn, reopen, options, DuckGate::open())
+    }
+
+    fn with_gate(
+        conn: Connection,
+        reopen: Reopen,
+        options: OpenOptions,
+        gate: Result<DuckGate, String>,
+    ) -> Result<Self, SourceError> {
         Ok(DuckDbSource {
             conn: std::cell::RefCell::new(conn),
             reopen,
@@ -461,7 +473,7 @@ impl DuckDbSource {
             warnings: Vec::new(),
             files: Vec::new(),
             data_fingerprint: None,
-            gate: DuckGate::open().map_err(SourceError)?,
+            gate: gate.map_err(SourceError)?,
             narrowable: Vec::new(),
         })
     }

@@ -547,3 +547,26 @@ fn a_query_on_some_partitions_of_a_large_dataset_does_not_bind_the_others() {
     assert!(lines[1].starts_with("false"), "{printed}");
     assert_eq!(lines[2], "240");
 }
+
+#[test]
+fn the_statement_timeout_stops_a_narrowed_query() {
+    let sb = Sandbox::new();
+    let lake = big_lake(&sb);
+    let src = lake.to_str().unwrap();
+    sb.write_config("[query]\ntimeout_secs = 1\n");
+    // 240 rows of one year, joined with themselves four times: billions
+    // of rows to count, on the narrower view's own connection.
+    let slow = "SELECT count(*) FROM sales a, sales b, sales c, sales d \
+                WHERE a.year = 2021 AND b.year = 2021 AND c.year = 2021 AND d.year = 2021 \
+                AND a.id + b.id + c.id + d.id > 0";
+    let started = std::time::Instant::now();
+    let out = sb.aiq().args([src, "-e", slow]).output().unwrap();
+    let err = stderr_of(&out);
+    assert_eq!(out.status.code(), Some(1), "{err}");
+    assert!(err.contains("ran longer than 1 s"), "{err}");
+    assert!(
+        started.elapsed() < std::time::Duration::from_secs(10),
+        "{:?}",
+        started.elapsed()
+    );
+}

@@ -291,13 +291,21 @@ impl DuckDbSource {
         sink: &mut dyn RowSink,
         cancel: &CancelToken,
     ) -> Result<QueryStats, ExecError> {
-        let interrupt = self.conn.borrow().interrupt_handle();
+        let main = self.conn.borrow();
+        // A read that needs only some files of a large dataset runs on a
+        // connection of its own, whose narrower views end with it.
+        let narrowed = match sql.access() {
+            Access::Read => self.narrow(&main, sql.sql()),
+            _ => None,
+        };
+        let conn: &Connection = narrowed.as_ref().unwrap_or(&main);
+        let interrupt = conn.interrupt_handle();
         Guard::execute(
             sql,
             self.options.timeout,
             cancel,
             move || interrupt.interrupt(),
-            || self.stream(sql, sink, cancel),
+            || self.stream(conn, sql, sink, cancel),
         )
     }
 
@@ -511,15 +519,12 @@ impl DuckDbSource {
 
     fn stream(
         &self,
+        conn: &Connection,
         sql: &CheckedSql,
         sink: &mut dyn RowSink,
         cancel: &CancelToken,
     ) -> Result<u64, ExecError> {
         self.one_statement(sql.sql())?;
-        let conn = self.conn.borrow();
-        let _narrowed = (sql.access() == Access::Read)
-            .then(|| self.narrow(&conn, sql.sql()))
-            .flatten();
         let mut stmt = conn.prepare(sql.sql()).map_err(engine_error)?;
         // Streaming execution: chunks are fetched as rows are consumed, so a
         // huge result never sits in memory.
@@ -555,7 +560,7 @@ impl DuckDbSource {
             .map(|(id, _)| super::duckdb_values::needs_text(*id))
             .collect();
         if sql.access() == Access::Read && texts.contains(&true) {
-            if let Some(wrapped) = self.as_text(&conn, sql.sql(), &texts) {
+            if let Some(wrapped) = self.as_text(conn, sql.sql(), &texts) {
                 stmt = wrapped;
             }
         }
@@ -585,9 +590,10 @@ impl DuckDbSource {
     }
 
     /// For a read of large partitioned datasets that filters on their
-    /// partition columns: temporary views of only the files it can need
-    /// (`duckdb_narrow`), dropped when the returned value is.
-    fn narrow<'c>(&self, conn: &'c Connection, sql: &str) -> Option<Narrowed<'c>> {
+    /// partition columns: a new connection to the same database (the same
+    /// settings and limits) with temporary views of only the files the
+    /// statement can need (`duckdb_narrow`), which end with it.
+    fn narrow(&self, main: &Connection, sql: &str) -> Option<Connection> {
         if self.narrowable.is_empty() {
             return None;
         }
@@ -600,11 +606,13 @@ impl DuckDbSource {
             return None;
         }
         let tree = self.gate.query_tree(sql)?;
-        let mut narrowed = Narrowed {
-            conn,
-            views: Vec::new(),
-        };
-        for (d, files) in duckdb_narrow::needed(&tree, &self.narrowable) {
+        let needed = duckdb_narrow::needed(&tree, &self.narrowable);
+        if needed.is_empty() {
+            return None;
+        }
+        let conn = main.try_clone().ok()?;
+        let mut narrowed = false;
+        for (d, files) in needed {
             let dataset = &self.narrowable[d];
             // Past a third of the files, writing and binding their list
             // costs more than binding the kept view.
@@ -618,20 +626,20 @@ impl DuckDbSource {
                 some => (dataset.paths(some), ""),
             };
             let create = format!(
-                "CREATE OR REPLACE TEMP VIEW {} AS SELECT * FROM {}{rows}",
+                "CREATE TEMP VIEW {} AS SELECT * FROM {}{rows}",
                 quote_ident(&dataset.view.table),
                 dataset.view.reader(&paths)
             );
             if conn.execute_batch(&create).is_err() {
                 continue;
             }
-            narrowed.views.push(name.clone());
-            if duckdb_views::describe(conn, &name) != dataset.view.columns {
-                let _ = conn.execute_batch(&format!("DROP VIEW IF EXISTS {name}"));
-                narrowed.views.pop();
+            if duckdb_views::describe(&conn, &name) == dataset.view.columns {
+                narrowed = true;
+            } else if conn.execute_batch(&format!("DROP VIEW {name}")).is_err() {
+                return None;
             }
         }
-        (!narrowed.views.is_empty()).then_some(narrowed)
+        narrowed.then_some(conn)
     }
 
     /// The statement again, with the columns flagged in `texts` cast to
@@ -724,25 +732,6 @@ impl DataSource for DuckDbSource {
             }
         }
         result.map_err(|e| self.out_of_memory(e))
-    }
-}
-
-/// Temporary narrower views, dropped after their one statement.
-struct Narrowed<'c> {
-    conn: &'c Connection,
-    views: Vec<String>,
-}
-
-impl Drop for Narrowed<'_> {
-    fn drop(&mut self) {
-        for view in &self.views {
-            if let Err(e) = self
-                .conn
-                .execute_batch(&format!("DROP VIEW IF EXISTS {view}"))
-            {
-                tracing::warn!("cannot drop the narrower view {view}: {e}");
-            }
-        }
     }
 }
 

@@ -1057,6 +1057,10 @@ fn qualified(schema: String, table: String) -> String {
 mod memory_tests;
 
 #[cfg(test)]
+#[path = "duckdb_narrow_tests.rs"]
+mod narrow_tests;
+
+#[cfg(test)]
 mod tests {
     use super::*;
 

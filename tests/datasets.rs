@@ -140,13 +140,7 @@ fn a_question_about_one_partition_reads_only_its_files() {
     // Break every file of 2021 (keeping size and time, so the kept views
     // stay): a query that read them would fail.
     for entry in walk(&lake.join("sales/year=2021")) {
-        let meta = fs::metadata(&entry).unwrap();
-        let mut bytes = fs::read(&entry).unwrap();
-        let n = bytes.len();
-        bytes[n - 4..].copy_from_slice(b"XXXX");
-        fs::write(&entry, &bytes).unwrap();
-        let f = fs::File::options().write(true).open(&entry).unwrap();
-        f.set_modified(meta.modified().unwrap()).unwrap();
+        break_parquet(&entry);
     }
     let (rows, _) = aiq_rows(&sb, src, filtered, &[]);
     assert_eq!(rows, "150\n");
@@ -156,6 +150,18 @@ fn a_question_about_one_partition_reads_only_its_files() {
         .output()
         .unwrap();
     assert_eq!(out.status.code(), Some(1), "the broken files were read");
+}
+
+/// Makes a Parquet file unreadable (its closing magic bytes), keeping its
+/// size and time, so the views kept for it stay.
+fn break_parquet(file: &Path) {
+    let meta = fs::metadata(file).unwrap();
+    let mut bytes = fs::read(file).unwrap();
+    let n = bytes.len();
+    bytes[n - 4..].copy_from_slice(b"XXXX");
+    fs::write(file, &bytes).unwrap();
+    let f = fs::File::options().write(true).open(file).unwrap();
+    f.set_modified(meta.modified().unwrap()).unwrap();
 }
 
 fn walk(dir: &Path) -> Vec<PathBuf> {
@@ -487,15 +493,7 @@ fn a_query_on_some_partitions_of_a_large_dataset_does_not_bind_the_others() {
     assert!(before.starts_with("20,"), "{before}");
     // Break the dataset's first file, which DuckDB reads to bind a view of
     // all the files, keeping its size and time so the kept views stay.
-    let first = lake.join("sales/year=2020/region=0/data_0.parquet");
-    let meta = fs::metadata(&first).unwrap();
-    let mut bytes = fs::read(&first).unwrap();
-    let n = bytes.len();
-    bytes[n - 4..].copy_from_slice(b"XXXX");
-    fs::write(&first, &bytes).unwrap();
-    let f = fs::File::options().write(true).open(&first).unwrap();
-    f.set_modified(meta.modified().unwrap()).unwrap();
-    drop(f);
+    break_parquet(&lake.join("sales/year=2020/region=0/data_0.parquet"));
     // Only the four files of the question are bound and read.
     let (after, _) = aiq_rows(&sb, src, one, &[]);
     assert_eq!(after, before);

@@ -352,17 +352,20 @@ fn named_table(arg: &Json) -> Option<String> {
             .and_then(|v| v.get("value"))
             .and_then(Json::as_str)
             .map(str::to_lowercase),
-        "COLUMN_REF" => {
-            let parts: Vec<&str> = arg
-                .get("column_names")?
-                .as_array()?
-                .iter()
-                .filter_map(Json::as_str)
-                .collect();
-            Some(parts.join(".").to_lowercase())
-        }
+        "COLUMN_REF" => Some(column_names(arg)?.join(".").to_lowercase()),
         _ => None,
     }
+}
+
+/// The name parts of a column reference in a parse tree (`["s", "year"]`).
+pub(crate) fn column_names(expr: &Json) -> Option<Vec<&str>> {
+    Some(
+        expr.get("column_names")?
+            .as_array()?
+            .iter()
+            .filter_map(Json::as_str)
+            .collect(),
+    )
 }
 
 fn qualified(schema: &str, table: &str) -> String {

@@ -24,6 +24,7 @@ use std::ptr;
 use serde_json::{Map, Value as Json};
 
 use super::dataset::partition_pairs;
+use super::duckdb_gate::column_names;
 use super::duckdb_views::Narrowing;
 use super::spec::DataFile;
 
@@ -211,11 +212,12 @@ impl Walk<'_> {
                 alone,
                 keys: &datasets[d].view.keys,
             };
+            let bound = condition.map_or(Bound::Any, |c| scope.bound(c));
             let values = &datasets[d].values;
             let mask = self.needed[d].get_or_insert_with(|| vec![false; values.len()]);
             for (i, row) in values.iter().enumerate() {
                 if !mask[i] {
-                    mask[i] = !condition.is_some_and(|c| scope.ruled_out(c, row));
+                    mask[i] = !bound.rules_out(row);
                 }
             }
         }
@@ -256,57 +258,54 @@ struct Scope<'a> {
 }
 
 impl Scope<'_> {
-    /// Whether `condition` is certainly false for a file of partition
-    /// values `row`.
-    fn ruled_out(&self, condition: &Json, row: &[Val]) -> bool {
+    /// What `condition` says of the partition columns, read once for all
+    /// the files.
+    fn bound(&self, condition: &Json) -> Bound {
         match (field_of(condition, "class"), field_of(condition, "type")) {
             ("CONJUNCTION", "CONJUNCTION_AND") => {
-                children(condition).iter().any(|c| self.ruled_out(c, row))
+                Bound::All(children(condition).iter().map(|c| self.bound(c)).collect())
             }
-            ("CONJUNCTION", "CONJUNCTION_OR") => {
-                let all = children(condition);
-                !all.is_empty() && all.iter().all(|c| self.ruled_out(c, row))
-            }
+            ("CONJUNCTION", "CONJUNCTION_OR") => match children(condition) {
+                [] => Bound::Any,
+                all => Bound::Either(all.iter().map(|c| self.bound(c)).collect()),
+            },
             ("COMPARISON", op) => {
                 let (Some(left), Some(right)) = (condition.get("left"), condition.get("right"))
                 else {
-                    return false;
+                    return Bound::Any;
                 };
-                let (key, constant, op) = match (self.key(left), self.key(right)) {
-                    (Some(k), None) => (k, constant(right), op.to_string()),
-                    (None, Some(k)) => (k, constant(left), flipped(op).to_string()),
-                    _ => return false,
+                let Some(op) = Op::of(op) else {
+                    return Bound::Any;
                 };
-                constant.is_some_and(|c| compare(&row[key], &op, &c) == Some(false))
+                let found = match (self.key(left), self.key(right)) {
+                    (Some(k), None) => constant(right).map(|c| (k, op, c)),
+                    (None, Some(k)) => constant(left).map(|c| (k, op.flipped(), c)),
+                    _ => None,
+                };
+                found.map_or(Bound::Any, |(key, op, c)| Bound::Compare(key, op, c))
             }
             ("OPERATOR", "COMPARE_IN") => {
-                let all = children(condition);
-                let Some((first, list)) = all.split_first() else {
-                    return false;
-                };
-                let Some(key) = self.key(first) else {
-                    return false;
+                let Some((first, list)) = children(condition).split_first() else {
+                    return Bound::Any;
                 };
                 let constants: Option<Vec<Val>> = list.iter().map(constant).collect();
-                constants.is_some_and(|cs| {
-                    !cs.is_empty()
-                        && cs
-                            .iter()
-                            .all(|c| compare(&row[key], "COMPARE_EQUAL", c) == Some(false))
-                })
+                match (self.key(first), constants) {
+                    (Some(key), Some(cs)) if !cs.is_empty() => Bound::In(key, cs),
+                    _ => Bound::Any,
+                }
             }
-            ("BETWEEN", _) => {
-                let (Some(key), Some(low), Some(high)) = (
-                    condition.get("input").and_then(|c| self.key(c)),
-                    condition.get("lower").and_then(constant),
-                    condition.get("upper").and_then(constant),
-                ) else {
-                    return false;
-                };
-                compare(&row[key], "COMPARE_GREATERTHANOREQUALTO", &low) == Some(false)
-                    || compare(&row[key], "COMPARE_LESSTHANOREQUALTO", &high) == Some(false)
-            }
-            _ => false,
+            ("BETWEEN", _) => match (
+                condition.get("input").and_then(|c| self.key(c)),
+                condition.get("lower").and_then(constant),
+                condition.get("upper").and_then(constant),
+            ) {
+                (Some(key), Some(low), Some(high)) => Bound::All(vec![
+                    Bound::Compare(key, Op::Ge, low),
+                    Bound::Compare(key, Op::Le, high),
+                ]),
+                _ => Bound::Any,
+            },
+            _ => Bound::Any,
         }
     }
 
@@ -315,12 +314,7 @@ impl Scope<'_> {
         if field_of(expr, "class") != "COLUMN_REF" {
             return None;
         }
-        let names: Vec<&str> = expr
-            .get("column_names")?
-            .as_array()?
-            .iter()
-            .filter_map(Json::as_str)
-            .collect();
+        let names = column_names(expr)?;
         let column = match names.as_slice() {
             [column] if self.alone => column,
             [table, column] if same_name(table, self.binding) => column,
@@ -358,37 +352,86 @@ fn constant(expr: &Json) -> Option<Val> {
     }
 }
 
+/// What a `WHERE` says of one reference's partition columns (keys by
+/// index).
+enum Bound {
+    All(Vec<Bound>),
+    Either(Vec<Bound>),
+    Compare(usize, Op, Val),
+    In(usize, Vec<Val>),
+    /// Nothing aiq reads: no file is ruled out by it.
+    Any,
+}
+
+impl Bound {
+    /// Whether it is certainly false for a file of partition values `row`.
+    fn rules_out(&self, row: &[Val]) -> bool {
+        match self {
+            Bound::All(all) => all.iter().any(|b| b.rules_out(row)),
+            Bound::Either(all) => all.iter().all(|b| b.rules_out(row)),
+            Bound::Compare(key, op, c) => compare(&row[*key], *op, c) == Some(false),
+            Bound::In(key, cs) => cs
+                .iter()
+                .all(|c| compare(&row[*key], Op::Eq, c) == Some(false)),
+            Bound::Any => false,
+        }
+    }
+}
+
+/// The comparisons aiq reads.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Op {
+    Eq,
+    Ne,
+    Lt,
+    Gt,
+    Le,
+    Ge,
+}
+
+impl Op {
+    /// DuckDB's name of it in a parse tree.
+    fn of(name: &str) -> Option<Op> {
+        Some(match name {
+            "COMPARE_EQUAL" => Op::Eq,
+            "COMPARE_NOTEQUAL" => Op::Ne,
+            "COMPARE_LESSTHAN" => Op::Lt,
+            "COMPARE_GREATERTHAN" => Op::Gt,
+            "COMPARE_LESSTHANOREQUALTO" => Op::Le,
+            "COMPARE_GREATERTHANOREQUALTO" => Op::Ge,
+            _ => return None,
+        })
+    }
+
+    /// The comparison with its sides swapped (`5 < year` is `year > 5`).
+    fn flipped(self) -> Op {
+        match self {
+            Op::Lt => Op::Gt,
+            Op::Gt => Op::Lt,
+            Op::Le => Op::Ge,
+            Op::Ge => Op::Le,
+            same => same,
+        }
+    }
+}
+
 /// `a op b` where aiq knows it as DuckDB would; `None` where it does not.
-fn compare(a: &Val, op: &str, b: &Val) -> Option<bool> {
+fn compare(a: &Val, op: Op, b: &Val) -> Option<bool> {
     use std::cmp::Ordering::*;
     let order = match (a, b) {
         (Val::Int(x), Val::Int(y)) => x.cmp(y),
         // Text only for (in)equality: its order depends on a collation.
-        (Val::Text(x), Val::Text(y)) if matches!(op, "COMPARE_EQUAL" | "COMPARE_NOTEQUAL") => {
-            x.cmp(y)
-        }
+        (Val::Text(x), Val::Text(y)) if matches!(op, Op::Eq | Op::Ne) => x.cmp(y),
         _ => return None,
     };
     Some(match op {
-        "COMPARE_EQUAL" => order == Equal,
-        "COMPARE_NOTEQUAL" => order != Equal,
-        "COMPARE_LESSTHAN" => order == Less,
-        "COMPARE_GREATERTHAN" => order == Greater,
-        "COMPARE_LESSTHANOREQUALTO" => order != Greater,
-        "COMPARE_GREATERTHANOREQUALTO" => order != Less,
-        _ => return None,
+        Op::Eq => order == Equal,
+        Op::Ne => order != Equal,
+        Op::Lt => order == Less,
+        Op::Gt => order == Greater,
+        Op::Le => order != Greater,
+        Op::Ge => order != Less,
     })
-}
-
-/// The comparison with its sides swapped (`5 < year` is `year > 5`).
-fn flipped(op: &str) -> &str {
-    match op {
-        "COMPARE_LESSTHAN" => "COMPARE_GREATERTHAN",
-        "COMPARE_GREATERTHAN" => "COMPARE_LESSTHAN",
-        "COMPARE_LESSTHANOREQUALTO" => "COMPARE_GREATERTHANOREQUALTO",
-        "COMPARE_GREATERTHANOREQUALTO" => "COMPARE_LESSTHANOREQUALTO",
-        other => other,
-    }
 }
 
 fn children(node: &Json) -> &[Json] {

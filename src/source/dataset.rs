@@ -223,21 +223,21 @@ fn partitions(root: &Path, parts: &[PathBuf]) -> Result<Vec<Partition>, String> 
         .unwrap_or_default()
         .into_iter()
         .zip(values)
-        .map(|(key, mut values)| {
+        .map(|(key, each)| {
+            let mut values = each.clone();
             values.sort_by(|a, b| match (a.parse::<f64>(), b.parse::<f64>()) {
                 (Ok(x), Ok(y)) => x.total_cmp(&y),
                 _ => a.cmp(b),
             });
             values.dedup();
-            Partition { key, values }
+            Partition { key, values, each }
         })
         .collect())
 }
 
 /// The `key=value` folders between `root` and the file `part`, outermost
-/// first, as written (DuckDB decodes `%2F` and reads
-/// `__HIVE_DEFAULT_PARTITION__` as NULL).
-pub fn partition_pairs(root: &Path, part: &Path) -> Vec<(String, String)> {
+/// first.
+fn partition_pairs(root: &Path, part: &Path) -> Vec<(String, String)> {
     let rel = part.strip_prefix(root).unwrap_or(part);
     rel.parent()
         .into_iter()

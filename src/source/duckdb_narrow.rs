@@ -23,7 +23,6 @@ use std::ptr;
 
 use serde_json::{Map, Value as Json};
 
-use super::dataset::partition_pairs;
 use super::duckdb_gate::column_names;
 use super::duckdb_views::Narrowing;
 use super::spec::DataFile;
@@ -46,24 +45,27 @@ enum Val {
 }
 
 impl Narrowable {
-    /// `view`'s dataset as opened (`file`); `None` when its files'
-    /// partition folders are not the ones the view was built with.
+    /// `view`'s dataset as opened (`file`); `None` when its partition
+    /// keys are not the ones the view was built with.
     pub(crate) fn new(view: Narrowing, file: &DataFile) -> Option<Narrowable> {
-        let mut values = Vec::with_capacity(file.parts.len());
-        for part in &file.parts {
-            let pairs = partition_pairs(&file.path, part);
-            if pairs.len() != view.keys.len() {
-                return None;
-            }
-            let mut row = Vec::with_capacity(pairs.len());
-            for ((key, value), (want, ty)) in pairs.iter().zip(&view.keys) {
-                if key != want {
-                    return None;
-                }
-                row.push(typed(value, ty));
-            }
-            values.push(row);
+        let same_keys = file.partitions.len() == view.keys.len()
+            && file
+                .partitions
+                .iter()
+                .zip(&view.keys)
+                .all(|(p, (key, _))| p.key == *key);
+        if !same_keys {
+            return None;
         }
+        let values = (0..file.parts.len())
+            .map(|i| {
+                file.partitions
+                    .iter()
+                    .zip(&view.keys)
+                    .map(|(p, (_, ty))| typed(&p.each[i], ty))
+                    .collect()
+            })
+            .collect();
         Some(Narrowable {
             view,
             files: file.parts.clone(),
@@ -451,6 +453,7 @@ fn field_of<'a>(node: &'a Json, key: &str) -> &'a str {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::source::dataset::{dataset, Found};
     use crate::source::duckdb_gate::DuckGate;
     use crate::source::spec::DataFileKind;
 
@@ -461,17 +464,14 @@ mod tests {
         let mut parts = Vec::new();
         for year in ["2020", "2021", "2022", "2023", "__HIVE_DEFAULT_PARTITION__"] {
             for region in ["a", "b", "c%2Fd"] {
-                parts.push(root.join(format!("year={year}/region={region}/data_0.parquet")));
+                parts.push(Found {
+                    path: root.join(format!("year={year}/region={region}/data_0.parquet")),
+                    kind: DataFileKind::Parquet,
+                    stamp: None,
+                });
             }
         }
-        let file = DataFile {
-            table: "sales".into(),
-            path: root,
-            kind: DataFileKind::Parquet,
-            parts,
-            partitions: Vec::new(),
-            stamps: Vec::new(),
-        };
+        let file = dataset("sales".into(), root, parts).unwrap();
         let view = Narrowing {
             table: "sales".into(),
             function: "read_parquet".into(),

@@ -115,6 +115,10 @@ impl DataFile {
 pub struct Partition {
     pub key: String,
     pub values: Vec<String>,
+    /// Each part's value, in the order of the dataset's parts, as written
+    /// (DuckDB decodes `%2F` and reads `__HIVE_DEFAULT_PARTITION__` as
+    /// NULL).
+    pub each: Vec<String>,
 }
 
 /// The formats DuckDB reads as tables.

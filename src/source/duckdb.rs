@@ -606,7 +606,10 @@ impl DuckDbSource {
             return None;
         }
         let tree = self.gate.query_tree(sql)?;
-        let needed = duckdb_narrow::needed(&tree, &self.narrowable);
+        let mut needed = duckdb_narrow::needed(&tree, &self.narrowable);
+        // Past a third of the files, writing and binding their list costs
+        // more than binding the kept view.
+        needed.retain(|(d, files)| files.len() * 3 <= self.narrowable[*d].files.len());
         if needed.is_empty() {
             return None;
         }
@@ -614,11 +617,6 @@ impl DuckDbSource {
         let mut narrowed = false;
         for (d, files) in needed {
             let dataset = &self.narrowable[d];
-            // Past a third of the files, writing and binding their list
-            // costs more than binding the kept view.
-            if files.len() * 3 > dataset.files.len() {
-                continue;
-            }
             let name = format!("temp.main.{}", quote_ident(&dataset.view.table));
             // No file can match: the first one's columns, and no rows.
             let (paths, rows) = match files.as_slice() {

@@ -37,6 +37,26 @@ impl LlamaServer {
     pub fn base(&self) -> String {
         format!("http://127.0.0.1:{}/v1", self.port)
     }
+
+    /// How many tokens the server's own tokenizer makes of `text`
+    /// (llama-cpp-python's `/extras/tokenize/count`; nothing is evaluated).
+    pub fn tokens(&self, text: &str) -> usize {
+        let body = serde_json::json!({ "input": text }).to_string();
+        let mut s = TcpStream::connect(("127.0.0.1", self.port)).expect("the llama.cpp server");
+        s.set_read_timeout(Some(Duration::from_secs(30))).unwrap();
+        let request = format!(
+            "POST /extras/tokenize/count HTTP/1.0\r\nHost: 127.0.0.1:{}\r\nContent-Type: application/json\r\nContent-Length: {}\r\n\r\n{body}",
+            self.port,
+            body.len()
+        );
+        s.write_all(request.as_bytes()).unwrap();
+        let mut answer = String::new();
+        s.read_to_string(&mut answer).unwrap();
+        let json = answer.split_once("\r\n\r\n").map_or("", |(_, b)| b);
+        let value: serde_json::Value = serde_json::from_str(json)
+            .unwrap_or_else(|e| panic!("tokenize answered {answer:?}: {e}"));
+        value["count"].as_u64().expect("a token count") as usize
+    }
 }
 
 /// A server lent to one test: the tests of a process take turns, one at a

@@ -171,6 +171,34 @@ fn execute_reads_both_shards() {
     }
 }
 
+/// CSV and TSV exports read the server's binary answer where every column
+/// allows it: ClickHouse 18.16 prints a date after 2105 as 1970-01-01 in
+/// its text (which JSON output reads), while its binary form holds the
+/// day itself.
+#[test]
+fn csv_and_tsv_exports_read_the_binary_answer() {
+    let Some(c) = cluster() else { return };
+    let sb = Sandbox::new();
+    let sql = "SELECT toDate(50000) AS d, toDate(1000) AS e, toDecimal64(-1.5, 2) AS x";
+    let csv = exec(&sb, &c.first().url(), sql, "csv");
+    assert_eq!(
+        stdout_of(&csv),
+        "d,e,x\n2106-11-24,1972-09-27,-1.50\n",
+        "{}",
+        stderr_of(&csv)
+    );
+    let tsv = exec(&sb, &c.first().url(), sql, "tsv");
+    assert_eq!(stdout_of(&tsv), "d\te\tx\n2106-11-24\t1972-09-27\t-1.50\n");
+    if c.first().admin("SELECT version()").starts_with("18.16.") {
+        let json = exec(&sb, &c.first().url(), sql, "json");
+        assert!(
+            stdout_of(&json).contains("\"d\":\"1970-01-01\""),
+            "{}",
+            stdout_of(&json)
+        );
+    }
+}
+
 #[test]
 fn questions_name_the_dialect_read_both_shards_and_keep_no_password() {
     let Some(c) = cluster() else { return };

@@ -91,6 +91,13 @@ pub trait EventSink {
     /// Shows one event. An error (a closed pipe, a view that went away)
     /// stops the turn.
     fn event(&mut self, event: Event) -> io::Result<()>;
+
+    /// Every result's rows go to CSV or TSV output (see
+    /// [`crate::source::RowSink::writes_delimited`]); a sink that wraps
+    /// another asks it.
+    fn writes_delimited(&self) -> bool {
+        false
+    }
 }
 
 /// What a confirmation is about; a front end may answer some kinds itself

@@ -127,6 +127,10 @@ impl EventSink for Tee<'_> {
         }
         self.inner.event(event)
     }
+
+    fn writes_delimited(&self) -> bool {
+        self.inner.writes_delimited()
+    }
 }
 
 #[cfg(test)]

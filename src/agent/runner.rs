@@ -14,7 +14,8 @@ use super::{PREVIEW_BYTES, PREVIEW_ROWS};
 use crate::cancel::{CancelToken, TurnSlot};
 use crate::safety::{self, Access, CheckedSql, Policy, Refusal};
 use crate::source::{
-    Column, DataSource, EnoughRows, ExecError, QueryStats, RowBatch, RowSink, TextRows, Value,
+    Column, DataSource, EnoughRows, ExecError, NativeRows, QueryStats, RowBatch, RowSink, TextRows,
+    Value,
 };
 use std::time::Instant;
 
@@ -343,6 +344,23 @@ impl RowSink for Forward<'_> {
         }
         self.rows += rows.len() as u64;
         self.sink.event(Event::Rows(RowBatch::Text(rows)))
+    }
+
+    /// A binary block likewise.
+    fn native_rows(&mut self, rows: NativeRows) -> io::Result<()> {
+        self.flush()?;
+        for row in 0..rows.len() {
+            if self.preview.is_full() {
+                break;
+            }
+            self.preview.row(&rows.row(row));
+        }
+        self.rows += rows.len() as u64;
+        self.sink.event(Event::Rows(RowBatch::Native(rows)))
+    }
+
+    fn writes_delimited(&self) -> bool {
+        self.sink.writes_delimited()
     }
 }
 

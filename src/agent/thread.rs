@@ -808,4 +808,8 @@ impl EventSink for Reading<'_> {
         }
         self.inner.event(event)
     }
+
+    fn writes_delimited(&self) -> bool {
+        self.inner.writes_delimited()
+    }
 }

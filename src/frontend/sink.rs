@@ -181,6 +181,12 @@ impl<'a> Collector<'a> {
 }
 
 impl EventSink for Collector<'_> {
+    /// CSV and TSV write an engine's own form of rows as it is; a chart
+    /// reads values.
+    fn writes_delimited(&self) -> bool {
+        matches!(self.format, Format::Csv | Format::Tsv) && !self.options.charting
+    }
+
     fn event(&mut self, event: Event) -> io::Result<()> {
         match event {
             Event::ThinkingStarted

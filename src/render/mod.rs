@@ -194,6 +194,17 @@ impl Limit {
         }
     }
 
+    /// Registers `n` rows; how many of them, from the first, should be
+    /// printed.
+    fn admit_rows(&mut self, n: usize) -> usize {
+        let before = self.seen;
+        self.seen += n as u64;
+        match self.max {
+            Some(max) => (max as u64).saturating_sub(before).min(n as u64) as usize,
+            None => n,
+        }
+    }
+
     fn hidden(&self) -> u64 {
         match self.max {
             Some(max) => self.seen.saturating_sub(max as u64),

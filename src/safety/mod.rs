@@ -128,6 +128,7 @@ impl CheckedSql {
     pub(crate) fn unchecked_read_for_tests(sql: &str) -> Self {
         CheckedSql {
             access: Access::Read,
+            kind: "SELECT".into(),
             ..CheckedSql::unchecked_for_tests(sql)
         }
     }

@@ -32,8 +32,9 @@ use std::time::Duration;
 use futures_util::StreamExt;
 use reqwest::{StatusCode, Url};
 
-use super::clickhouse_rows::{Block, Rows};
-use super::clickhouse_text::{exception, is_exception_line};
+use super::clickhouse_native::{Layout, NativeAnswer, Printing};
+use super::clickhouse_rows::{Answer, Rows, Stop, TextAnswer, TEXT};
+use super::clickhouse_text::exception;
 use super::clickhouse_url::parse_url;
 use super::server::{self, Collect, ConnectFailure, ServerStatus};
 use super::spec::{redact_url, ServerSpec};
@@ -73,6 +74,8 @@ pub(crate) struct ClickHouseSource {
     spec: ServerSpec,
     options: OpenOptions,
     status: ServerStatus,
+    /// How the server prints what its binary answer leaves open.
+    printing: Printing,
 }
 
 /// A request that failed before any row: the server's answer or the wire's.
@@ -175,20 +178,27 @@ impl ClickHouseSource {
         };
         // The first request carries no settings: it learns the version
         // and whether the login's profile is read-only already.
-        let probe = "SELECT version(), (SELECT value FROM system.settings WHERE name = 'readonly')";
+        // It also reads how the server prints decimals, dates and times
+        // (see [`Printing`]).
+        let probe = format!(
+            "SELECT version(), (SELECT value FROM system.settings WHERE name = 'readonly'), {}",
+            Printing::PROBE
+        );
         let ((facts, endpoint), _) = server::connect(&rt, spec, &who, |password| {
             let mut endpoint = bare.clone();
             if password.is_some() {
                 endpoint.password = password;
             }
+            let probe = probe.clone();
             async move {
-                let rows = endpoint.collect(probe).await?;
+                let rows = endpoint.collect(&probe).await?;
                 Ok::<_, Failure>((rows, endpoint))
             }
         })?;
         let row = facts.rows.first().cloned().unwrap_or_default();
         let version = row.first().and_then(server::text).unwrap_or_default();
         let profile_readonly = row.get(1).and_then(server::text).unwrap_or_default();
+        let printing = Printing::read(&row.iter().skip(2).map(server::text).collect::<Vec<_>>());
         let mut endpoint = endpoint;
         if profile_readonly == "0" {
             let secs = options.timeout.as_secs_f64().ceil().max(1.0);
@@ -218,6 +228,7 @@ impl ClickHouseSource {
             endpoint,
             spec: spec.clone(),
             options,
+            printing,
         };
         // Confirmed on the server, with the settings statements carry.
         let confirmed = source
@@ -255,15 +266,17 @@ impl ClickHouseSource {
     ) -> Result<Collect, ExecError> {
         let mut out = Collect::default();
         let timeout = timeout.unwrap_or(self.options.timeout);
-        self.run(sql, timeout, &mut out, &CancelToken::new())?;
+        self.run(sql, None, timeout, &mut out, &CancelToken::new())?;
         Ok(out)
     }
 
     /// Runs `sql` under the deadline and the turn's cancel: both stop it
-    /// on the server by its query id.
+    /// on the server by its query id. Its rows come as text, or as
+    /// binary blocks of `layout`'s columns.
     fn run(
         &self,
         sql: &str,
+        layout: Option<Layout>,
         timeout: Duration,
         sink: &mut dyn RowSink,
         cancel: &CancelToken,
@@ -274,9 +287,43 @@ impl ClickHouseSource {
             move || stop.notify_one()
         };
         Guard::run(timeout, cancel, interrupt, || {
-            self.rt
-                .block_on(self.endpoint.stream(sql, sink, cancel, &stop))
+            self.rt.block_on(async {
+                match layout {
+                    Some(layout) => {
+                        let answer = NativeAnswer::new(layout);
+                        self.endpoint.stream(sql, answer, sink, cancel, &stop).await
+                    }
+                    None => {
+                        let answer = TextAnswer::default();
+                        self.endpoint.stream(sql, answer, sink, cancel, &stop).await
+                    }
+                }
+            })
         })
+    }
+
+    /// The columns of `sql`'s result, when every one of them can come in
+    /// the server's binary form ([`Layout::new`]): the server describes
+    /// the statement without running it. `None` for anything else (a
+    /// statement it cannot describe, a column read as text).
+    fn layout(&self, sql: &CheckedSql) -> Option<Layout> {
+        if sql.access() != crate::safety::Access::Read || sql.kind() != "SELECT" {
+            return None;
+        }
+        // On lines of their own, so a comment at the end cannot take the
+        // closing parenthesis.
+        let described = self
+            .internal(&format!("DESCRIBE TABLE (\n{}\n)", sql.sql()), None)
+            .ok()?;
+        let columns: Vec<(String, String)> = described
+            .rows
+            .iter()
+            .map(|row| {
+                let text = |i: usize| row.get(i).and_then(server::text).unwrap_or_default();
+                (text(0), text(1))
+            })
+            .collect();
+        Layout::new(&columns, self.printing)
     }
 }
 
@@ -291,13 +338,19 @@ fn query_id() -> String {
 impl Endpoint {
     /// The request for one statement: the database, the format, the query
     /// id and then the settings, `readonly` last.
-    fn request(&self, sql: &str, query_id: &str, settings: bool) -> reqwest::RequestBuilder {
+    fn request(
+        &self,
+        sql: &str,
+        query_id: &str,
+        format: &str,
+        settings: bool,
+    ) -> reqwest::RequestBuilder {
         let mut url = self.base.clone();
         {
             let mut pairs = url.query_pairs_mut();
             pairs
                 .append_pair("database", &self.database)
-                .append_pair("default_format", "TabSeparatedWithNamesAndTypes")
+                .append_pair("default_format", format)
                 .append_pair("query_id", query_id);
             if settings {
                 for (k, v) in &self.settings {
@@ -313,9 +366,14 @@ impl Endpoint {
 
     /// Sends `sql` and waits for the answer's headers; an error status is
     /// read into a [`Failure`].
-    async fn send(&self, sql: &str, query_id: &str) -> Result<reqwest::Response, Failure> {
+    async fn send(
+        &self,
+        sql: &str,
+        query_id: &str,
+        format: &str,
+    ) -> Result<reqwest::Response, Failure> {
         let response = self
-            .request(sql, query_id, true)
+            .request(sql, query_id, format, true)
             .send()
             .await
             .map_err(Failure::Http)?;
@@ -339,7 +397,7 @@ impl Endpoint {
 
     /// Runs `sql` and keeps every row (for the connection probe).
     async fn collect(&self, sql: &str) -> Result<Collect, Failure> {
-        let response = self.send(sql, &query_id()).await?;
+        let response = self.send(sql, &query_id(), TEXT).await?;
         let body = response.bytes().await.map_err(Failure::Http)?;
         let mut out = Collect::default();
         let mut reader = Rows::default();
@@ -359,7 +417,7 @@ impl Endpoint {
     /// Stops the statement `query_id` on the server.
     async fn kill(&self, query_id: &str) {
         let sql = format!("KILL QUERY WHERE query_id = '{query_id}' SYNC");
-        let request = self.request(&sql, &query_id_for_kill(query_id), false);
+        let request = self.request(&sql, &query_id_for_kill(query_id), TEXT, false);
         let _ = tokio::time::timeout(KILL_TIMEOUT, async {
             if let Ok(r) = request.send().await {
                 let _ = r.bytes().await;
@@ -368,26 +426,26 @@ impl Endpoint {
         .await;
     }
 
-    /// Runs one statement and streams its rows into `sink`; a notice on
-    /// `stop` (the deadline or a cancel) ends it on the server.
+    /// Runs one statement and streams its rows into `sink` as `answer`
+    /// reads them; a notice on `stop` (the deadline or a cancel) ends it
+    /// on the server.
     async fn stream(
         &self,
         sql: &str,
+        mut answer: impl Answer,
         sink: &mut dyn RowSink,
         cancel: &CancelToken,
         stop: &tokio::sync::Notify,
     ) -> Result<u64, ExecError> {
         let id = query_id();
         let response = tokio::select! {
-            r = self.send(sql, &id) => r.map_err(|e| self.exec_error(e))?,
+            r = self.send(sql, &id, answer.format()) => r.map_err(|e| self.exec_error(e))?,
             _ = stop.notified() => {
                 self.kill(&id).await;
                 return Err(ExecError::Engine("the query was stopped".into()));
             }
         };
         let mut body = response.bytes_stream();
-        let mut reader = Rows::default();
-        let mut pending: Vec<u8> = Vec::new();
         loop {
             let chunk = tokio::select! {
                 c = body.next() => c,
@@ -400,84 +458,38 @@ impl Endpoint {
             let Some(chunk) = chunk else { break };
             let chunk =
                 chunk.map_err(|e| ExecError::Engine(format!("the answer broke off: {e}")))?;
-            let mut data: &[u8] = &chunk;
-            // The header's two lines, one at a time (a line may span chunks).
-            while reader.stage < 2 {
-                let Some(end) = memchr::memchr(b'\n', data) else {
-                    break;
-                };
-                pending.extend_from_slice(&data[..end]);
-                data = &data[end + 1..];
-                let line = std::mem::take(&mut pending);
-                if let Err(e) = self.take(&mut reader, &line, data, sink) {
-                    return Err(self.stopped(e, body, &id).await);
-                }
-            }
-            // Then rows: the whole lines of a chunk go on together as text;
-            // a line cut by its end waits for the next one.
-            let whole = match memchr::memrchr(b'\n', data) {
-                Some(last) if reader.stage == 2 => last + 1,
-                _ => 0,
-            };
-            if whole == 0 {
-                pending.extend_from_slice(data);
-                continue;
-            }
-            let mut block = std::mem::take(&mut pending);
-            block.extend_from_slice(&data[..whole]);
-            pending.extend_from_slice(&data[whole..]);
-            let sent = reader.block(block, &pending, sink).map_err(|e| match e {
-                Block::Io(e) => ExecError::from(e),
-                Block::Exception(text) => self.exception_error(&text),
-            });
-            if let Err(e) = sent {
+            if let Err(e) = answer.take(&chunk, sink) {
                 return Err(self.stopped(e, body, &id).await);
             }
             if cancel.is_cancelled() {
                 return Err(ExecError::Cancelled);
             }
         }
-        if !pending.is_empty() {
-            if is_exception_line(&pending) {
-                return Err(self.exception_error(&String::from_utf8_lossy(&pending)));
-            }
-            reader.line(&pending, sink)?;
-        }
-        if reader.stage < 2 {
-            // A statement with no result (DDL, INSERT): no columns.
-            sink.columns(&[])?;
-        }
-        Ok(reader.rows)
+        answer.end(sink).map_err(|e| self.stop_error(e))
     }
 
-    /// One line of the answer into `reader`; `rest` is what follows it,
-    /// for the message of an exception the server appended.
-    fn take(
-        &self,
-        reader: &mut Rows,
-        line: &[u8],
-        rest: &[u8],
-        sink: &mut dyn RowSink,
-    ) -> Result<(), ExecError> {
-        if is_exception_line(line) {
-            let mut text = String::from_utf8_lossy(line).into_owned();
-            text.push('\n');
-            text.push_str(&String::from_utf8_lossy(rest));
-            return Err(self.exception_error(&text));
+    /// Ends a statement whose answer stopped being read: a sink with
+    /// enough rows, or an answer aiq cannot read, stops it on the server
+    /// too, rather than have the rest sent and drained.
+    async fn stopped<B>(&self, stop: Stop, body: B, id: &str) -> ExecError {
+        let kill = match &stop {
+            Stop::Io(io) => super::EnoughRows::is(io),
+            Stop::Unreadable(_) => true,
+            Stop::Exception(_) => false,
+        };
+        if kill {
+            drop(body);
+            self.kill(id).await;
         }
-        reader.line(line, sink).map_err(ExecError::from)
+        self.stop_error(stop)
     }
 
-    /// Ends a statement the sink stopped: a sink with enough rows stops
-    /// it on the server too, rather than have the rest sent and drained.
-    async fn stopped<B>(&self, e: ExecError, body: B, id: &str) -> ExecError {
-        if let ExecError::Output(io) = &e {
-            if super::EnoughRows::is(io) {
-                drop(body);
-                self.kill(id).await;
-            }
+    fn stop_error(&self, stop: Stop) -> ExecError {
+        match stop {
+            Stop::Io(e) => ExecError::from(e),
+            Stop::Exception(text) => self.exception_error(&text),
+            Stop::Unreadable(why) => ExecError::Engine(why),
         }
-        e
     }
 
     fn exception_error(&self, text: &str) -> ExecError {
@@ -542,7 +554,13 @@ impl DataSource for ClickHouseSource {
         cancel: &CancelToken,
     ) -> Result<QueryStats, ExecError> {
         let started = std::time::Instant::now();
-        let rows = self.run(sql.sql(), self.options.timeout, sink, cancel)?;
+        // Rows for CSV or TSV come in the server's binary form where they
+        // can (see clickhouse_native.rs).
+        let layout = match sink.writes_delimited() {
+            true => self.layout(sql),
+            false => None,
+        };
+        let rows = self.run(sql.sql(), layout, self.options.timeout, sink, cancel)?;
         Ok(QueryStats {
             rows,
             elapsed: started.elapsed(),
@@ -562,6 +580,7 @@ impl DataSource for ClickHouseSource {
             spec: self.spec.clone(),
             options: self.options.clone(),
             status: self.status.clone(),
+            printing: self.printing,
         }))
     }
 }

@@ -8,6 +8,99 @@ use std::sync::Arc;
 use super::clickhouse_text::{is_exception_line, unescape, Kind};
 use super::{Column, Field, Fields, RowSink, TextFormat, TextRows, Value};
 
+/// The format of every answer but a binary export's.
+pub(super) const TEXT: &str = "TabSeparatedWithNamesAndTypes";
+
+/// How the pieces of an answer, as they arrive, become rows for a sink.
+pub(super) trait Answer {
+    /// The format the statement is asked to answer in.
+    fn format(&self) -> &'static str;
+    /// One piece of the answer.
+    fn take(&mut self, piece: &[u8], sink: &mut dyn RowSink) -> Result<(), Stop>;
+    /// The answer ended: the rows it sent.
+    fn end(self, sink: &mut dyn RowSink) -> Result<u64, Stop>;
+}
+
+/// Why an answer stopped being read.
+#[derive(Debug)]
+pub(super) enum Stop {
+    /// The sink's error, or rows not as the header said.
+    Io(std::io::Error),
+    /// The text of an exception the server sent after some rows.
+    Exception(String),
+    /// The answer is not in the form asked for.
+    Unreadable(String),
+}
+
+/// A `TabSeparatedWithNamesAndTypes` answer: the header's two lines, one
+/// at a time (a line may span pieces), then the whole lines of each piece
+/// handed on together as text; a line cut by a piece's end waits for the
+/// next one.
+#[derive(Default)]
+pub(super) struct TextAnswer {
+    reader: Rows,
+    /// The start of a line whose end has not come yet.
+    pending: Vec<u8>,
+}
+
+impl Answer for TextAnswer {
+    fn format(&self) -> &'static str {
+        TEXT
+    }
+
+    fn take(&mut self, piece: &[u8], sink: &mut dyn RowSink) -> Result<(), Stop> {
+        let mut data = piece;
+        while self.reader.stage < 2 {
+            let Some(end) = memchr::memchr(b'\n', data) else {
+                break;
+            };
+            self.pending.extend_from_slice(&data[..end]);
+            data = &data[end + 1..];
+            let line = std::mem::take(&mut self.pending);
+            if is_exception_line(&line) {
+                let mut text = String::from_utf8_lossy(&line).into_owned();
+                text.push('\n');
+                text.push_str(&String::from_utf8_lossy(data));
+                return Err(Stop::Exception(text));
+            }
+            self.reader.line(&line, sink).map_err(Stop::Io)?;
+        }
+        let whole = match memchr::memrchr(b'\n', data) {
+            Some(last) if self.reader.stage == 2 => last + 1,
+            _ => 0,
+        };
+        if whole == 0 {
+            self.pending.extend_from_slice(data);
+            return Ok(());
+        }
+        let mut block = std::mem::take(&mut self.pending);
+        block.extend_from_slice(&data[..whole]);
+        self.pending.extend_from_slice(&data[whole..]);
+        self.reader
+            .block(block, &self.pending, sink)
+            .map_err(|e| match e {
+                Block::Io(e) => Stop::Io(e),
+                Block::Exception(text) => Stop::Exception(text),
+            })
+    }
+
+    fn end(mut self, sink: &mut dyn RowSink) -> Result<u64, Stop> {
+        if !self.pending.is_empty() {
+            if is_exception_line(&self.pending) {
+                return Err(Stop::Exception(
+                    String::from_utf8_lossy(&self.pending).into_owned(),
+                ));
+            }
+            self.reader.line(&self.pending, sink).map_err(Stop::Io)?;
+        }
+        if self.reader.stage < 2 {
+            // A statement with no result (DDL, INSERT): no columns.
+            sink.columns(&[]).map_err(Stop::Io)?;
+        }
+        Ok(self.reader.rows)
+    }
+}
+
 /// The rows' text: tab-separated fields, each typed by its column's kind.
 struct Tsv {
     kinds: Vec<Kind>,

@@ -106,11 +106,14 @@ const OPTIONS: crate::render::RenderOptions = crate::render::RenderOptions {
 };
 
 /// A sink that takes text rows as they are (`as_text`) or only as values,
-/// and counts the blocks of text it was handed.
+/// and counts the blocks of text it was handed; with `delimited` it asks
+/// for the server's binary form, and counts those blocks too.
 struct Via<'a> {
     inner: &'a mut dyn crate::render::Renderer,
     as_text: bool,
     blocks: usize,
+    delimited: bool,
+    native: usize,
 }
 
 impl super::RowSink for Via<'_> {
@@ -129,6 +132,15 @@ impl super::RowSink for Via<'_> {
             false => rows.for_each_row(|row| self.inner.row(&row)),
         }
     }
+
+    fn native_rows(&mut self, rows: super::NativeRows) -> std::io::Result<()> {
+        self.native += 1;
+        self.inner.native_rows(rows)
+    }
+
+    fn writes_delimited(&self) -> bool {
+        self.delimited
+    }
 }
 
 /// `sql`'s result in `format`, its text rows written as they are or as
@@ -139,26 +151,56 @@ fn written(
     format: crate::render::Format,
     as_text: bool,
 ) -> (Vec<u8>, usize) {
+    let export = exported(source, sql, format, as_text, false);
+    if let Some(e) = export.error {
+        panic!("the query failed: {e}");
+    }
+    (export.out, export.text_blocks)
+}
+
+/// What an export wrote, in how many blocks of text and of binary, and
+/// the error that ended it, if one did.
+struct Export {
+    out: Vec<u8>,
+    text_blocks: usize,
+    native: usize,
+    error: Option<super::ExecError>,
+}
+
+/// `sql`'s result in `format` as [`written`] writes it; with `delimited`
+/// the sink asks for the server's binary form.
+fn exported(
+    source: &dyn super::DataSource,
+    sql: &str,
+    format: crate::render::Format,
+    as_text: bool,
+    delimited: bool,
+) -> Export {
     let mut out = Vec::new();
-    let blocks = {
+    let (result, text_blocks, native) = {
         let mut renderer = crate::render::renderer(format, Box::new(&mut out), OPTIONS);
         let mut via = Via {
             inner: renderer.as_mut(),
             as_text,
             blocks: 0,
+            delimited,
+            native: 0,
         };
-        source
-            .execute(
-                &CheckedSql::unchecked_for_tests(sql),
-                &mut via,
-                &CancelToken::new(),
-            )
-            .expect("the query runs");
-        let blocks = via.blocks;
+        let result = source.execute(
+            &CheckedSql::unchecked_read_for_tests(sql),
+            &mut via,
+            &CancelToken::new(),
+        );
+        let (blocks, native) = (via.blocks, via.native);
         renderer.finish().unwrap();
-        blocks
+        (result, blocks, native)
     };
-    (out, blocks)
+    Export {
+        out,
+        text_blocks,
+        native,
+        error: result.err(),
+    }
 }
 
 /// CSV and TSV written from the server's text, most fields as it sent
@@ -194,4 +236,125 @@ fn text_rows_write_what_their_values_write() {
             assert_eq!(text, values);
         }
     }
+}
+
+/// Every kind the binary form is read in, over three blocks: extremes of
+/// each integer width, floats with NaN and infinities, decimals of each
+/// width (negative, with trailing zeros), text with quotes, commas, line
+/// ends, tabs, backslashes, bytes that are not UTF-8 and NULLs, fixed
+/// strings, the zero date and time, and dates and times up to the 2090s.
+const EVERY_BINARY_KIND: &str = "SELECT number AS n, toInt8(number % 256 - 128) AS i8, \
+    toInt16(number * 37 % 65536 - 32768) AS i16, toInt32(number * 2654435761 % 4294967296 - 2147483648) AS i32, \
+    toInt64(number * 2654435761) - 9223372036854775807 AS i64, toUInt8(number % 256) AS u8, \
+    toUInt64(number * 11400714819323198485) AS u64, if(number % 5 = 0, NULL, toInt64(number) - 75000) AS ni, \
+    multiIf(number % 1000 = 1, 1 / 0, number % 1000 = 2, -1 / 0, number % 1000 = 3, 0 / 0, number / 7) AS f64, \
+    toFloat32(number / 3) AS f32, toDecimal32(toInt32(number % 2000) - 1000, 2) / 3 AS d32, \
+    toDecimal64(toInt64(number) - 75000, 3) / 7 AS d64, toDecimal128(number, 10) / 3 AS d128, \
+    concat('a,\"b\"\\n\\r\\t\\\\ ', toString(number)) AS s, \
+    if(number % 11 = 0, '\\xff\\xfe', if(number % 13 = 0, '', 'é')) AS bytes, \
+    if(number % 3 = 0, NULL, concat('x,\"y\"', toString(number % 7))) AS ns, \
+    toFixedString(toString(number % 100), 3) AS fs, toDate(number % 30000) AS d, \
+    if(number % 4 = 0, NULL, toDate(number % 40000)) AS nd, toDateTime(number * 26591 % 3900000000) AS t, \
+    toDateTime(number * 1000, 'UTC') AS tu \
+    FROM system.numbers LIMIT 150000";
+
+/// A CSV or TSV export reads the server's binary answer where every
+/// column's type allows it, and writes byte for byte what the text answer
+/// writes; the values are the text answer's too. A column read as text
+/// (`LowCardinality`, `UUID`, arrays …) keeps the whole result text.
+#[test]
+fn binary_exports_write_what_the_text_answer_writes() {
+    let Some(c) = clickhouse::cluster() else {
+        return;
+    };
+    let source = open_shard(c.first().url(), false);
+    for format in [crate::render::Format::Csv, crate::render::Format::Tsv] {
+        let binary = exported(source.as_ref(), EVERY_BINARY_KIND, format, true, true);
+        assert!(binary.error.is_none(), "{:?}", binary.error);
+        assert_eq!(binary.text_blocks, 0);
+        assert!(binary.native >= 3, "{} blocks of binary", binary.native);
+        let text = exported(source.as_ref(), EVERY_BINARY_KIND, format, true, false);
+        assert!(text.error.is_none(), "{:?}", text.error);
+        assert!(text.text_blocks > 0 && text.native == 0);
+        assert_eq!(
+            String::from_utf8_lossy(&binary.out),
+            String::from_utf8_lossy(&text.out),
+            "{format:?}"
+        );
+        assert_eq!(binary.out, text.out);
+        // Not every kind is read in binary.
+        let mixed = exported(
+            source.as_ref(),
+            "SELECT id, lc, u FROM kinds ORDER BY id",
+            format,
+            true,
+            true,
+        );
+        assert!(mixed.error.is_none(), "{:?}", mixed.error);
+        assert!(mixed.text_blocks > 0 && mixed.native == 0);
+    }
+    // The values, as a consumer that reads values sees them.
+    let values = |delimited: bool| {
+        let mut rows = Collecting {
+            out: super::server::Collect::default(),
+            delimited,
+        };
+        source
+            .execute(
+                &CheckedSql::unchecked_read_for_tests(EVERY_BINARY_KIND),
+                &mut rows,
+                &CancelToken::new(),
+            )
+            .unwrap();
+        format!("{:?}{:?}", rows.out.columns, rows.out.rows)
+    };
+    assert_eq!(values(true), values(false));
+}
+
+/// Collects values, asking for the binary form or not.
+struct Collecting {
+    out: super::server::Collect,
+    delimited: bool,
+}
+
+impl super::RowSink for Collecting {
+    fn columns(&mut self, columns: &[super::Column]) -> std::io::Result<()> {
+        self.out.columns(columns)
+    }
+    fn row(&mut self, row: &[Value]) -> std::io::Result<()> {
+        self.out.row(row)
+    }
+    fn writes_delimited(&self) -> bool {
+        self.delimited
+    }
+}
+
+/// The server's error after some binary blocks is the statement's error,
+/// as it is after some rows of text, and the rows before it were written.
+#[test]
+fn an_error_after_some_binary_blocks_is_the_statements() {
+    let Some(c) = clickhouse::cluster() else {
+        return;
+    };
+    let source = open_shard(c.first().url(), false);
+    let sql = "SELECT number, toString(number) AS s, throwIf(number >= 300000) AS t \
+               FROM system.numbers LIMIT 400000";
+    let binary = exported(source.as_ref(), sql, crate::render::Format::Csv, true, true);
+    let text = exported(
+        source.as_ref(),
+        sql,
+        crate::render::Format::Csv,
+        true,
+        false,
+    );
+    assert!(binary.native > 0, "no block came before the error");
+    let said = binary.error.expect("an error").to_string();
+    assert!(
+        said.contains("Value passed to 'throwIf' function is non zero"),
+        "{said}"
+    );
+    assert_eq!(said, text.error.expect("an error").to_string());
+    let written = binary.out;
+    assert!(written.starts_with(b"number,s,t\n0,0,0\n"));
+    assert!(written.len() > 1_000_000, "{} bytes written", written.len());
 }

@@ -9,6 +9,7 @@
 
 mod clickhouse;
 mod clickhouse_catalog;
+mod clickhouse_native;
 mod clickhouse_rows;
 #[cfg(test)]
 mod clickhouse_server_tests;
@@ -37,6 +38,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{mpsc, Arc};
 use std::time::{Duration, Instant};
 
+pub use clickhouse_native::{FieldWriter, NativeRows};
 pub use saved::{SavedSource, SavedSources};
 pub use server::ServerStatus;
 pub use spec::{
@@ -130,6 +132,20 @@ pub trait RowSink {
     /// sink writes text and takes them as they are.
     fn text_rows(&mut self, rows: TextRows) -> io::Result<()> {
         rows.for_each_row(|row| self.row_owned(row))
+    }
+
+    /// A block of ClickHouse's binary answer: read into values here,
+    /// unless the sink writes CSV or TSV and takes it as it is.
+    fn native_rows(&mut self, rows: NativeRows) -> io::Result<()> {
+        rows.values().try_for_each(|row| self.row_owned(row))
+    }
+
+    /// Every row goes to CSV or TSV output (`-f csv`, `-f tsv`), which
+    /// writes an engine's own form of rows without making values; an
+    /// engine may then ask its server for a form that costs less to send
+    /// (ClickHouse's binary `Native`). Other sinks take any form too.
+    fn writes_delimited(&self) -> bool {
+        false
     }
 }
 

@@ -228,6 +228,8 @@ pub enum RowBatch {
     Values(Vec<Vec<Value>>),
     /// An engine's text, read into values only by a consumer that needs them.
     Text(TextRows),
+    /// A block of ClickHouse's binary answer, likewise.
+    Native(super::NativeRows),
 }
 
 impl From<Vec<Vec<Value>>> for RowBatch {
@@ -241,6 +243,7 @@ impl RowBatch {
         match self {
             RowBatch::Values(rows) => rows.len(),
             RowBatch::Text(text) => text.len(),
+            RowBatch::Native(block) => block.len(),
         }
     }
 
@@ -253,6 +256,7 @@ impl RowBatch {
         match self {
             RowBatch::Values(rows) => rows,
             RowBatch::Text(text) => text.into_values(),
+            RowBatch::Native(block) => block.values().collect(),
         }
     }
 
@@ -261,15 +265,17 @@ impl RowBatch {
         match self {
             RowBatch::Values(rows) => rows.iter().for_each(|row| f(row)),
             RowBatch::Text(text) => text.values().for_each(|row| f(&row)),
+            RowBatch::Native(block) => block.values().for_each(|row| f(&row)),
         }
     }
 
-    /// Hands the rows to `sink`: values row by row, text as it is (a sink
-    /// that writes text writes it without values).
+    /// Hands the rows to `sink`: values row by row, an engine's own form
+    /// as it is (a sink that writes text writes it without values).
     pub fn send_to(self, sink: &mut dyn super::RowSink) -> io::Result<()> {
         match self {
             RowBatch::Values(rows) => rows.iter().try_for_each(|row| sink.row(row)),
             RowBatch::Text(text) => sink.text_rows(text),
+            RowBatch::Native(block) => sink.native_rows(block),
         }
     }
 }

@@ -171,6 +171,35 @@ fn execute_reads_both_shards() {
     }
 }
 
+/// A table whose name has a dot of its own (`report.2024`, as a file
+/// export might be named) is one name: the schema writes it quoted, as
+/// ClickHouse reads it, its sample values are there, and a statement that
+/// names it so runs. (In a database of its own, so no other test's table
+/// list changes.)
+#[test]
+fn a_table_name_with_a_dot_is_one_name() {
+    let Some(c) = cluster() else { return };
+    let sb = Sandbox::new();
+    let db = format!("dots_{}", std::process::id());
+    c.first().admin(&format!(
+        "CREATE DATABASE {db}; \
+         CREATE TABLE {db}.`report.2024` (id UInt32, region String) ENGINE = MergeTree ORDER BY id; \
+         INSERT INTO {db}.`report.2024` VALUES (1, 'north')"
+    ));
+    let url = c.first().url().replace("/shop", &format!("/{db}"));
+    let schema = sb.aiq().args(["schema", &url]).output().unwrap();
+    let out = exec(&sb, &url, "SELECT region FROM \"report.2024\"", "csv");
+    c.first().admin(&format!("DROP DATABASE {db}"));
+    let text = stdout_of(&schema);
+    assert!(schema.status.success(), "{}", stderr_of(&schema));
+    assert!(text.contains("table \"report.2024\" "), "{text}");
+    assert!(
+        text.contains("region String not null, e.g. 'north'"),
+        "{text}"
+    );
+    assert_eq!(stdout_of(&out), "region\nnorth\n", "{}", stderr_of(&out));
+}
+
 /// CSV and TSV exports read the server's binary answer where every column
 /// allows it: ClickHouse 18.16 prints a date after 2105 as 1970-01-01 in
 /// its text (which JSON output reads), while its binary form holds the

@@ -64,6 +64,9 @@ pub(super) fn introspect(source: &ClickHouseSource, version: &str) -> Result<Cat
             Described {
                 table: Table {
                     name: cell(0),
+                    // Only the connected database's tables are listed, so
+                    // a dot is the name's own (`report.2024`).
+                    one_name: cell(0).contains('.'),
                     kind: if view {
                         TableKind::View
                     } else {

@@ -329,15 +329,7 @@ fn date(days: i32) -> Value {
 /// `5877642-06-25 (BC)`. Proleptic Gregorian calendar (H. Hinnant's
 /// days-to-civil algorithm).
 fn far_date(days: i64) -> String {
-    let z = days + 719_468;
-    let era = z.div_euclid(146_097);
-    let doe = z.rem_euclid(146_097);
-    let yoe = (doe - doe / 1_460 + doe / 36_524 - doe / 146_096) / 365;
-    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
-    let mp = (5 * doy + 2) / 153;
-    let day = doy - (153 * mp + 2) / 5 + 1;
-    let month = if mp < 10 { mp + 3 } else { mp - 9 };
-    let year = yoe + era * 400 + i64::from(month <= 2);
+    let (year, month, day) = super::value::civil(days);
     if year <= 0 {
         format!("{:04}-{month:02}-{day:02} (BC)", 1 - year)
     } else {

@@ -157,6 +157,23 @@ fn push_digits(out: &mut String, n: u32, width: u32) {
     }
 }
 
+/// The year, month and day of `days` since 1970-01-01 in the proleptic
+/// Gregorian calendar, at any distance (H. Hinnant's days-to-civil
+/// algorithm), without chrono's range limits or its cost.
+pub(crate) fn civil(days: i64) -> (i64, u32, u32) {
+    // Days since 0000-03-01, in eras of 400 years.
+    let z = days + 719_468;
+    let era = z.div_euclid(146_097);
+    let doe = z.rem_euclid(146_097);
+    let yoe = (doe - doe / 1_460 + doe / 36_524 - doe / 146_096) / 365;
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    let mp = (5 * doy + 2) / 153;
+    let day = doy - (153 * mp + 2) / 5 + 1;
+    let month = if mp < 10 { mp + 3 } else { mp - 9 };
+    let year = yoe + era * 400 + i64::from(month <= 2);
+    (year, month as u32, day as u32)
+}
+
 /// Blobs as `\x` followed by lowercase hex, the form PostgreSQL prints.
 fn write_hex(bytes: &[u8], out: &mut String) {
     out.reserve(2 + bytes.len() * 2);

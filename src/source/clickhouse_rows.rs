@@ -76,12 +76,7 @@ impl Answer for TextAnswer {
         let mut block = std::mem::take(&mut self.pending);
         block.extend_from_slice(&data[..whole]);
         self.pending.extend_from_slice(&data[whole..]);
-        self.reader
-            .block(block, &self.pending, sink)
-            .map_err(|e| match e {
-                Block::Io(e) => Stop::Io(e),
-                Block::Exception(text) => Stop::Exception(text),
-            })
+        self.reader.block(block, &self.pending, sink)
     }
 
     fn end(mut self, sink: &mut dyn RowSink) -> Result<u64, Stop> {
@@ -170,8 +165,8 @@ impl Rows {
                 block.extend_from_slice(line);
                 block.push(b'\n');
                 return self.block(block, &[], sink).map_err(|e| match e {
-                    Block::Io(e) => e,
-                    Block::Exception(text) => std::io::Error::other(text),
+                    Stop::Io(e) => e,
+                    Stop::Exception(text) | Stop::Unreadable(text) => std::io::Error::other(text),
                 });
             }
         }
@@ -186,11 +181,11 @@ impl Rows {
         block: Vec<u8>,
         more: &[u8],
         sink: &mut dyn RowSink,
-    ) -> Result<(), Block> {
+    ) -> Result<(), Stop> {
         let format = match &self.format {
             Some(format) => Arc::clone(format) as Arc<dyn TextFormat>,
             None => {
-                return Err(Block::Io(std::io::Error::other(
+                return Err(Stop::Io(std::io::Error::other(
                     "rows came before their types",
                 )))
             }
@@ -205,24 +200,16 @@ impl Rows {
             }
             None => (block, None),
         };
-        let rows = TextRows::new(format, block).map_err(Block::Io)?;
+        let rows = TextRows::new(format, block).map_err(Stop::Io)?;
         self.rows += rows.len() as u64;
         if !rows.is_empty() {
-            sink.text_rows(rows).map_err(Block::Io)?;
+            sink.text_rows(rows).map_err(Stop::Io)?;
         }
         match exception {
-            Some(text) => Err(Block::Exception(text)),
+            Some(text) => Err(Stop::Exception(text)),
             None => Ok(()),
         }
     }
-}
-
-/// Why a block of rows stopped.
-pub(super) enum Block {
-    /// The sink's error, or rows not as the header said.
-    Io(std::io::Error),
-    /// The text of an exception the server sent after some rows.
-    Exception(String),
 }
 
 /// Where the line of a server's exception starts in `block`, if one does.

@@ -24,8 +24,8 @@ use serde::Deserialize;
 use sqlparser::dialect::GenericDialect;
 use sqlparser::tokenizer::{Token, Tokenizer};
 
-use crate::safety::{Hidden, Policy};
-use crate::schema::Catalog;
+use crate::safety::{is_catalog, Hidden, Policy};
+use crate::schema::{Catalog, REACHES_UNKNOWN};
 
 /// The privacy keys, as `[privacy]` and each `[sources.NAME]` table hold
 /// them (unset keys fall back: source → `[privacy]` → default).
@@ -253,7 +253,13 @@ impl Guard {
         let mut names = HashSet::new();
         let mut hidden_columns = Vec::new();
         for table in &full.tables {
-            if !privacy.shows_table(&table.name) {
+            // A view over a hidden table, or a table that stores one, is
+            // hidden with it (SPEC §4.2, "Behind a name").
+            let reaches_hidden = table.reaches.iter().any(|r| {
+                !privacy.shows_table(r)
+                    || (privacy.hides_tables() && (is_catalog(r) || r == REACHES_UNKNOWN))
+            });
+            if !privacy.shows_table(&table.name) || reaches_hidden {
                 hidden_names.push(table.name.clone());
                 continue;
             }
@@ -521,6 +527,38 @@ mod tests {
         let p = Privacy::resolve(&global, None, &["Cust*".into()]);
         assert!(!p.samples);
         assert_eq!(p.tables, ["cust*"]);
+    }
+
+    #[test]
+    fn what_reaches_a_hidden_table_is_hidden_with_it() {
+        let mut full = catalog();
+        let view = |name: &str, reaches: &[&str]| crate::schema::Table {
+            name: name.into(),
+            kind: crate::schema::TableKind::View,
+            reaches: reaches.iter().map(|r| r.to_string()).collect(),
+            ..crate::schema::Table::default()
+        };
+        full.tables.push(view("staff", &["payroll"]));
+        full.tables.push(view("deep", &["orders", "hr_salaries"]));
+        full.tables.push(view("lists", &["duckdb_tables"]));
+        full.tables.push(view("unknown", &[REACHES_UNKNOWN]));
+        full.tables.push(view("order_totals", &["orders"]));
+        let privacy = Privacy {
+            exclude: vec!["hr_*".into(), "payroll".into()],
+            ..Privacy::default()
+        };
+        let (guard, seen) = Guard::new(privacy, &full);
+        let names: Vec<&str> = seen.tables.iter().map(|t| t.name.as_str()).collect();
+        assert_eq!(names, ["customers", "orders", "order_totals"]);
+        let policy = guard.policy(false);
+        let hidden = policy.hidden.as_ref().unwrap();
+        for name in ["staff", "deep", "lists", "unknown"] {
+            assert!(hidden.hides(name), "{name}");
+        }
+        // With nothing hidden, a view over the catalog is just a view.
+        let (_, seen) = Guard::new(Privacy::default(), &full);
+        assert!(seen.tables.iter().any(|t| t.name == "lists"));
+        assert!(seen.tables.iter().any(|t| t.name == "unknown"));
     }
 
     #[test]

@@ -41,17 +41,34 @@ fn fixture(engine: Engine) -> Fixture {
         "CREATE TABLE payroll (emp_id INTEGER, salary_cents INTEGER, secret_note VARCHAR);
          INSERT INTO payroll VALUES (1, {HIDDEN_NUMBER}, '{HIDDEN_TEXT}');"
     );
+    // What stands behind a name: views and macros over the hidden table.
+    let view = "CREATE VIEW staff_view AS SELECT emp_id, salary_cents, secret_note FROM payroll;";
     let source = match engine {
         Engine::Sqlite => {
             let db = sb.shop_sqlite();
             let conn = rusqlite::Connection::open(&db).unwrap();
             conn.execute_batch(&payroll).unwrap();
+            conn.execute_batch(view).unwrap();
+            conn.execute_batch(&format!(
+                "CREATE VIRTUAL TABLE payfts USING fts5(note);
+                 INSERT INTO payfts VALUES ('{HIDDEN_TEXT}');
+                 ANALYZE;"
+            ))
+            .unwrap();
             db
         }
         Engine::DuckDb => {
             let db = sb.shop_duckdb();
             let conn = duckdb::Connection::open(&db).unwrap();
             conn.execute_batch(&payroll).unwrap();
+            conn.execute_batch(view).unwrap();
+            conn.execute_batch(
+                "CREATE VIEW staff_deep AS SELECT * FROM (SELECT * FROM staff_view);
+                 CREATE MACRO pay_total() AS (SELECT max(salary_cents) FROM payroll);
+                 CREATE MACRO pay_rows() AS TABLE SELECT * FROM payroll;
+                 CREATE MACRO lower(x) AS (SELECT max(secret_note) FROM payroll);",
+            )
+            .unwrap();
             drop(conn);
             db
         }
@@ -71,7 +88,7 @@ fn fixture(engine: Engine) -> Fixture {
         Engine::ClickHouse => unreachable!("ClickHouse: tests/clickhouse.rs"),
     };
     sb.write_config(&format!(
-        "[sources]\ndefault = \"shop\"\n[sources.shop]\nurl = \"{}\"\nexclude = [\"payroll\"]\n\
+        "[sources]\ndefault = \"shop\"\n[sources.shop]\nurl = \"{}\"\nexclude = [\"payroll\", \"payfts\"]\n\
          [lua]\ntimeout_secs = 1200\nmemory_mb = 1024\nmax_output_kb = 1048576\n",
         source.display()
     ));

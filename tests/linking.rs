@@ -84,6 +84,7 @@ fn a_partitioned_parent_is_linked_with_its_partitioning() {
         row_estimate: Some(250_000_000),
         comment: Some("partitioned by RANGE (created_at), 100 partitions".into()),
         one_name: false,
+        reaches: Vec::new(),
     });
     catalog.tables.sort_by(|a, b| a.name.cmp(&b.name));
     let index = LinkIndex::new(&catalog);

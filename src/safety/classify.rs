@@ -187,6 +187,10 @@ pub(super) fn classify(statement: &Statement, dialect: Dialect) -> Class {
     let mut walker = Walker {
         write: None,
         dialect,
+        // DuckDB reads a query's functions from its own parse tree; for a
+        // write it gives none, so the functions inside are held to DuckDB's
+        // allow-list here (SPEC §4.2, "Behind a name").
+        allow_list: dialect == Dialect::DuckDb && matches!(own, Class::Write(_)),
     };
     if let ControlFlow::Break(forbidden) = statement.visit(&mut walker) {
         return forbidden;
@@ -329,6 +333,8 @@ fn classify_query(query: &Query) -> Class {
 struct Walker {
     write: Option<String>,
     dialect: Dialect,
+    /// Every function must be on DuckDB's allow-list.
+    allow_list: bool,
 }
 
 impl Walker {
@@ -384,6 +390,9 @@ impl Visitor for Walker {
         if self.dialect == Dialect::ClickHouse {
             return self.see(clickhouse_table_function(&name));
         }
+        if self.allow_list && !super::engine::duckdb_allows(&name) {
+            return self.see(unknown_function(&name));
+        }
         match function_class(&name, true) {
             Some(class) => self.see(class),
             None => ControlFlow::Continue(()),
@@ -401,9 +410,20 @@ impl Visitor for Walker {
             if let Some(class) = function_class(&name, false) {
                 return self.see(class);
             }
+            if self.allow_list && !super::engine::duckdb_allows(&name) {
+                return self.see(unknown_function(&name));
+            }
         }
         ControlFlow::Continue(())
     }
+}
+
+/// A function that is on no allow-list.
+fn unknown_function(name: &str) -> Class {
+    Class::Forbidden(
+        format!("the function {name}()"),
+        super::engine::UNKNOWN_FUNCTION,
+    )
 }
 
 /// A table name that is really a file (DuckDB's replacement scans:

@@ -39,6 +39,9 @@ pub struct EngineReading {
     /// Statements the engine adds of its own before this one (DuckDB makes
     /// a type of a `PIVOT`'s values when it has no `IN` list).
     pub added: usize,
+    /// It names views or macros whose expansion the engine could not show:
+    /// what they reach is unknown, so it is refused while tables are hidden.
+    pub opaque: bool,
 }
 
 const ENGINE_STATE: &str =
@@ -47,6 +50,28 @@ const RUNS_TEXT: &str = "it runs SQL given as text, which the gate cannot check"
 const OUTSIDE: &str = "it reads files or databases outside the data source";
 const UNKNOWN: &str =
     "aiq only runs the table functions and pragmas it knows to be harmless; query the tables instead";
+pub(super) const UNKNOWN_FUNCTION: &str =
+    "aiq only runs the engine's own functions that it knows read nothing by name and change nothing; a macro or a function it does not know could read hidden tables or files";
+
+/// DuckDB's built-in functions a query may call (`duckdb_functions.txt`).
+fn duckdb_function_allowed(name: &str) -> bool {
+    static LIST: std::sync::OnceLock<std::collections::HashSet<&'static str>> =
+        std::sync::OnceLock::new();
+    LIST.get_or_init(|| {
+        include_str!("duckdb_functions.txt")
+            .lines()
+            .filter(|l| !l.is_empty() && !l.starts_with('#'))
+            .collect()
+    })
+    .contains(name)
+}
+
+/// Whether DuckDB may run the function `name` (lowercase) in a query: one
+/// of its built-in scalar or aggregate functions on the allow-list, or a
+/// table function on [`DUCKDB_TABLE_FUNCTIONS`].
+pub fn duckdb_allows(name: &str) -> bool {
+    duckdb_function_allowed(name) || DUCKDB_TABLE_FUNCTIONS.contains(&name)
+}
 
 /// DuckDB table functions known to only read the source or compute values.
 /// Anything else called as a table function is refused: an unknown
@@ -144,6 +169,12 @@ fn calls_class(reading: &EngineReading, dialect: Dialect) -> Option<Class> {
         }
     }
     if dialect == Dialect::DuckDb {
+        if let Some(f) = reading.calls.iter().find(|f| !duckdb_allows(f)) {
+            return Some(Class::Forbidden(
+                format!("the function {f}()"),
+                UNKNOWN_FUNCTION,
+            ));
+        }
         let unknown = reading
             .table_calls
             .iter()
@@ -240,6 +271,12 @@ pub(super) fn check_hidden(reading: &EngineReading, policy: &Policy) -> Result<(
         return Ok(());
     };
     check_reads(reading, hidden)?;
+    if reading.opaque {
+        return Err(Refusal::Forbidden {
+            kind: "a view or macro whose tables the engine cannot show".into(),
+            why: "some tables of this source are hidden from aiq, and it could read them",
+        });
+    }
     if let Some(f) = reading.table_calls.iter().find(|f| lists_catalog(f)) {
         return Err(Refusal::Forbidden {
             kind: format!("reading the engine's catalog ({f})"),
@@ -258,6 +295,11 @@ fn check_reads(reading: &EngineReading, hidden: &Hidden) -> Result<(), Refusal> 
             });
         }
         if hidden.hides(table) {
+            // Reached through a view or macro: its name stays unsaid.
+            let bare = table.rsplit('.').next().unwrap_or(table);
+            if !reading.statement.to_lowercase().contains(bare) {
+                return Err(Refusal::HiddenBehind);
+            }
             return Err(Refusal::Hidden {
                 table: table.clone(),
             });
@@ -281,6 +323,7 @@ mod tests {
             table_calls: table_calls.iter().map(|s| s.to_string()).collect(),
             query: true,
             added: 0,
+            opaque: false,
         }
     }
 

@@ -344,6 +344,125 @@ fn strip_samples(tokens: &[Token]) -> Option<String> {
     stripped.then(|| text_of(&out))
 }
 
+/// Why a statement that defines code, roles or privileges is refused.
+const DEFINES: &str = "it defines code, roles, privileges or connections on the server, which could run as the server or read past the source's limits; --allow-write allows changing data, not that";
+
+/// Objects whose `CREATE`, `ALTER` or `DROP` is never allowed, even with
+/// `--allow-write --yes` (SPEC §4.2): code that runs later (functions,
+/// procedures, macros, triggers, rules, events, extensions, languages,
+/// casts, operators, aggregates, dictionaries that read other sources),
+/// who may do what (roles, users, policies, privileges, quotas), and
+/// other servers (servers, user mappings, foreign tables, subscriptions,
+/// secrets).
+const DEFINING_OBJECTS: &[&str] = &[
+    "function",
+    "procedure",
+    "macro",
+    "trigger",
+    "rule",
+    "event",
+    "extension",
+    "language",
+    "cast",
+    "operator",
+    "aggregate",
+    "transform",
+    "conversion",
+    "dictionary",
+    "role",
+    "user",
+    "policy",
+    "quota",
+    "profile",
+    "server",
+    "mapping",
+    "foreign",
+    "publication",
+    "subscription",
+    "secret",
+    "plugin",
+    "component",
+    "access",
+    "privileges",
+];
+
+/// Words that may stand between `CREATE`/`ALTER`/`DROP` and the object.
+const MODIFIERS: &[&str] = &[
+    "or",
+    "replace",
+    "alter",
+    "temp",
+    "temporary",
+    "trusted",
+    "procedural",
+    "constraint",
+    "row",
+    "settings",
+    "if",
+    "not",
+    "exists",
+    "persistent",
+    "sql",
+    "security",
+    "definer",
+    "invoker",
+    "default",
+];
+
+/// A statement that defines code, roles, privileges or connections
+/// (`CREATE FUNCTION`, `GRANT`, `CREATE USER MAPPING`, `DO $$…$$`, …),
+/// wherever it stands in the text (PostgreSQL's `CREATE SCHEMA` holds
+/// statements of its own): never allowed, in any mode. Read from tokens,
+/// so it holds whether or not sqlparser can read the statement.
+pub(super) fn defines_code_or_access(text: &str, dialect: Dialect) -> Option<Refusal> {
+    let tokens = tokenize(text, dialect)?;
+    let sig = significant(&tokens);
+    let word = |n: usize| word_at(&tokens, &sig, n);
+    let refuse = |kind: String| Refusal::Forbidden { kind, why: DEFINES };
+    for n in 0..sig.len() {
+        let Some(first) = word(n) else { continue };
+        match first.as_str() {
+            // GRANT also inside PostgreSQL's `CREATE SCHEMA … GRANT …`.
+            "grant" => return Some(refuse("GRANT".into())),
+            "revoke" | "deny" | "reassign" if n == 0 => return Some(refuse(first.to_uppercase())),
+            "do" if n == 0 => return Some(refuse("DO".into())),
+            "security" if word(n + 1).as_deref() == Some("label") => {
+                return Some(refuse("SECURITY LABEL".into()))
+            }
+            "import" if word(n + 1).as_deref() == Some("foreign") => {
+                return Some(refuse("IMPORT FOREIGN SCHEMA".into()))
+            }
+            "create" | "alter" | "drop" | "install" | "uninstall" => {
+                let mut k = n + 1;
+                // `DEFINER = user` (MySQL) stands between too.
+                loop {
+                    match word(k) {
+                        Some(w) if MODIFIERS.contains(&w.as_str()) => k += 1,
+                        _ if matches!(sig.get(k).map(|&i| &tokens[i]), Some(Token::Eq)) => k += 2,
+                        _ => break,
+                    }
+                }
+                let object = word(k).unwrap_or_default();
+                // `ALTER SYSTEM`: the server's own configuration.
+                let system = first == "alter" && object == "system";
+                if system || DEFINING_OBJECTS.contains(&object.as_str()) {
+                    let shown = sig[n..=k]
+                        .iter()
+                        .filter_map(|&i| match &tokens[i] {
+                            Token::Word(w) => Some(w.value.to_ascii_uppercase()),
+                            _ => None,
+                        })
+                        .collect::<Vec<_>>()
+                        .join(" ");
+                    return Some(refuse(shown));
+                }
+            }
+            _ => {}
+        }
+    }
+    None
+}
+
 #[cfg(test)]
 mod tests {
     use super::super::{check, Access, Policy};

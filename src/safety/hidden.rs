@@ -54,7 +54,12 @@ pub fn is_catalog(table: &str) -> bool {
     let bare = lower.rsplit('.').next().unwrap_or(&lower);
     CATALOG_WORDS.contains(&bare)
         || bare == "dbstat"
-        || bare.starts_with("pragma_")
+        // PostgreSQL's and DuckDB's `pg_catalog` views (`pg_proc`,
+        // `pg_views`…), SQLite's statistics (`sqlite_stat1`, `sqlite_stat4`).
+        || bare.starts_with("pg_")
+        || bare.starts_with("sqlite_stat")
+        // `data_version` is a counter (FTS5 reads it on every MATCH).
+        || (bare.starts_with("pragma_") && bare != "pragma_data_version")
         || lower.starts_with("information_schema.")
         || lower.starts_with("pg_catalog.")
         || bare.starts_with("duckdb_")
@@ -137,6 +142,10 @@ impl Hidden {
             }
             let catalog = CATALOG_WORDS.contains(&word.as_str())
                 || (!quoted && word.starts_with("duckdb_"))
+                // A `pg_*` or `sqlite_stat*` name that is not called.
+                || (!quoted
+                    && (word.starts_with("pg_") || word.starts_with("sqlite_stat"))
+                    && !matches!(words.get(i + 1), Some(Token::LParen)))
                 || (word == "tables" && i > 0 && is_word(words[i - 1], "show"))
                 || (word == "tables" && i > 1 && is_word(words[i - 2], "show"))
                 // ClickHouse's catalog is the `system` database.
@@ -229,6 +238,10 @@ mod tests {
             "SHOW TABLES",
             "SHOW ALL TABLES",
             "PRAGMA table_list",
+            "SELECT prosqlbody FROM pg_proc",
+            "SELECT definition FROM pg_views",
+            "SELECT * FROM sqlite_stat1",
+            "SELECT * FROM main.sqlite_stat4",
         ] {
             let e = h.check(sql, Dialect::DuckDb).unwrap_err();
             assert!(matches!(e, Refusal::Forbidden { .. }), "{sql}: {e}");

@@ -25,7 +25,7 @@ use sqlparser::tokenizer::{Token, Tokenizer};
 
 use classify::{classify, classify_pragma, statement_kind, Class};
 pub use classify::{pragma_changes_data, pragma_only_reads};
-pub use engine::{EngineReading, TABLE_NAMING_FUNCTIONS};
+pub use engine::{duckdb_allows, EngineReading, TABLE_NAMING_FUNCTIONS};
 pub use hidden::{is_catalog, Hidden};
 
 /// The SQL dialect a source speaks.
@@ -160,6 +160,12 @@ pub enum Refusal {
     Forbidden { kind: String, why: &'static str },
     /// It names a table the user hid from aiq (SPEC §4.3).
     Hidden { table: String },
+    /// A view or macro it names reads a hidden table (which the message
+    /// does not name).
+    HiddenBehind,
+    /// Nested deeper than the gate reads (parentheses, or operators in a
+    /// chain): `levels` as counted, `most` what is allowed.
+    TooDeep { levels: usize, most: usize },
 }
 
 impl fmt::Display for Refusal {
@@ -182,6 +188,14 @@ impl fmt::Display for Refusal {
             Refusal::Forbidden { kind, why } => {
                 write!(f, "refused: {kind} is never allowed ({why})")
             }
+            Refusal::TooDeep { levels, most } => write!(
+                f,
+                "refused: the statement is too deeply nested for aiq to check ({levels} levels of parentheses or operators in a chain; at most {most}); write it flatter: IN (…) instead of a long chain of OR, a CTE instead of deeply nested subqueries"
+            ),
+            Refusal::HiddenBehind => write!(
+                f,
+                "refused: a view or macro this statement names reads a table hidden from aiq in this source (by `include`/`exclude` in config.toml or --tables), so it is neither described nor queried"
+            ),
             Refusal::Hidden { table } => write!(
                 f,
                 "refused: {table} is hidden from aiq in this source (by `include`/`exclude` in config.toml or --tables), so it is neither described nor queried"
@@ -228,16 +242,34 @@ fn gate(
     if text.is_empty() {
         return Err(Refusal::Empty);
     }
-    // sqlparser's reading and the engine's are independent: for a long
-    // statement they run side by side (the engine's on this thread, which
-    // owns its connection), so the gate costs the longer of the two.
-    let (first, reading) = if side_by_side && text.len() >= PARALLEL_FROM_BYTES {
+    // How deep the statement can be, from its tokens (read without
+    // recursion): past the bounds it is refused before any parser sees it.
+    let (parentheses, chain) = nesting(text, dialect);
+    if parentheses > MAX_PARENTHESES {
+        return Err(Refusal::TooDeep {
+            levels: parentheses,
+            most: MAX_PARENTHESES,
+        });
+    }
+    if chain > MAX_CHAIN {
+        return Err(Refusal::TooDeep {
+            levels: chain,
+            most: MAX_CHAIN,
+        });
+    }
+    // sqlparser recurses as deep as the statement nests, in its parser,
+    // its walk and its drop: a long or nested statement is read on a
+    // thread whose stack holds the deepest one allowed, whichever thread
+    // (a runtime's worker, Lua's) asked. For a long statement the engine
+    // reads it at the same time (on this thread, which owns its
+    // connection), so the gate costs the longer of the two.
+    let own_thread = text.len() >= PARALLEL_FROM_BYTES || parentheses > 8 || chain > 64;
+    let (first, reading) = if own_thread {
         std::thread::scope(|scope| {
-            // The main thread's stack size: sqlparser recurses on nesting.
             let first = std::thread::Builder::new()
-                .stack_size(8 << 20)
+                .stack_size(GATE_STACK)
                 .spawn_scoped(scope, || first_verdict(text, dialect, policy));
-            let reading = read(text);
+            let reading = if side_by_side { read(text) } else { None };
             let first = match first.map(|handle| handle.join()) {
                 Ok(Ok(verdict)) => verdict,
                 // No thread to be had: read it here.
@@ -270,6 +302,104 @@ fn gate(
 /// the same time; below it a thread costs more than it saves.
 const PARALLEL_FROM_BYTES: usize = 768;
 
+/// The most parentheses (and brackets) open at once that the gate reads.
+const MAX_PARENTHESES: usize = 200;
+/// The most operators in chains around one point (`1 + 1 + …`, `a OR b
+/// OR …`), each a level of the parse tree.
+const MAX_CHAIN: usize = 5_000;
+/// The gate's thread's stack: room for the deepest statement allowed, in
+/// a build without optimizations too (only what is used is committed).
+const GATE_STACK: usize = 512 << 20;
+/// sqlparser's own bound on its recursion, above what
+/// [`MAX_PARENTHESES`] lets through.
+const PARSER_RECURSION: usize = 4 * MAX_PARENTHESES;
+
+/// How deeply `text` can nest, read from its tokens: the most parentheses
+/// open at once, and the most operators in chains around one point (each
+/// open group's operators add up; a comma or a clause's keyword starts a
+/// new expression). Text that does not tokenize is left to the parser,
+/// which refuses it.
+fn nesting(text: &str, dialect: Dialect) -> (usize, usize) {
+    let Some(tokens) = forms::tokenize(text, dialect) else {
+        return (0, 0);
+    };
+    // Operators seen in each open group, outermost first.
+    let mut groups: Vec<usize> = vec![0];
+    let (mut chain, mut deepest, mut most) = (0usize, 0usize, 0usize);
+    for token in &tokens {
+        match token {
+            Token::LParen | Token::LBracket | Token::LBrace => groups.push(0),
+            Token::RParen | Token::RBracket | Token::RBrace => {
+                if groups.len() > 1 {
+                    chain -= groups.pop().unwrap_or(0);
+                }
+            }
+            Token::Word(w) if w.quote_style.is_none() => {
+                let is = |words: &[&str]| words.iter().any(|k| w.value.eq_ignore_ascii_case(k));
+                if is(&["and", "or", "not"]) {
+                    chain += 1;
+                    *groups.last_mut().unwrap_or(&mut 0) += 1;
+                } else if is(&[
+                    "select", "from", "where", "when", "then", "else", "on", "by", "having",
+                    "limit",
+                ]) {
+                    // A new expression begins: the chain before it ended.
+                    if let Some(last) = groups.last_mut() {
+                        chain -= std::mem::take(last);
+                    }
+                }
+            }
+            Token::Comma => {
+                if let Some(last) = groups.last_mut() {
+                    chain -= std::mem::take(last);
+                }
+            }
+            Token::Word(_)
+            | Token::Number(..)
+            | Token::Period
+            | Token::SemiColon
+            | Token::Colon
+            | Token::Whitespace(_)
+            | Token::EOF => {}
+            Token::Placeholder(_) | Token::Char(_) => {}
+            t if token_is_text(t) => {}
+            _ => {
+                chain += 1;
+                *groups.last_mut().unwrap_or(&mut 0) += 1;
+            }
+        }
+        deepest = deepest.max(groups.len() - 1);
+        most = most.max(chain);
+    }
+    (deepest, most)
+}
+
+/// A string literal of any quoting.
+fn token_is_text(token: &Token) -> bool {
+    matches!(
+        token,
+        Token::SingleQuotedString(_)
+            | Token::DoubleQuotedString(_)
+            | Token::TripleSingleQuotedString(_)
+            | Token::TripleDoubleQuotedString(_)
+            | Token::DollarQuotedString(_)
+            | Token::SingleQuotedByteStringLiteral(_)
+            | Token::DoubleQuotedByteStringLiteral(_)
+            | Token::NationalStringLiteral(_)
+            | Token::EscapedStringLiteral(_)
+            | Token::UnicodeStringLiteral(_)
+            | Token::HexStringLiteral(_)
+            | Token::SingleQuotedRawStringLiteral(_)
+            | Token::DoubleQuotedRawStringLiteral(_)
+            | Token::TripleSingleQuotedByteStringLiteral(_)
+            | Token::TripleDoubleQuotedByteStringLiteral(_)
+            | Token::TripleSingleQuotedRawStringLiteral(_)
+            | Token::TripleDoubleQuotedRawStringLiteral(_)
+            | Token::QuoteDelimitedStringLiteral(_)
+            | Token::NationalQuoteDelimitedStringLiteral(_)
+    )
+}
+
 /// sqlparser's verdict and, while tables are hidden, whether the text
 /// names one.
 fn first_verdict(
@@ -296,6 +426,9 @@ fn first_pass(text: &str, dialect: Dialect) -> Result<(Class, String), Refusal> 
         if let Some(refusal) = classify::clickhouse_tokens(text) {
             return Err(refusal);
         }
+    }
+    if let Some(refusal) = forms::defines_code_or_access(text, dialect) {
+        return Err(refusal);
     }
     verdict(text, dialect)
 }
@@ -422,12 +555,18 @@ fn pragma_statement(text: &str, dialect: Dialect) -> Option<Result<(Class, Strin
 }
 
 fn parse(text: &str, dialect: Dialect) -> Result<Vec<Statement>, Refusal> {
+    let parse = |d: &dyn sqlparser::dialect::Dialect| {
+        Parser::new(d)
+            .with_recursion_limit(PARSER_RECURSION)
+            .try_with_sql(text)?
+            .parse_statements()
+    };
     let result = match dialect {
-        Dialect::Sqlite => Parser::parse_sql(&SQLiteDialect {}, text),
-        Dialect::DuckDb => Parser::parse_sql(&DuckDbDialect {}, text),
-        Dialect::Postgres => Parser::parse_sql(&PostgreSqlDialect {}, text),
-        Dialect::MySql => Parser::parse_sql(&MySqlDialect {}, text),
-        Dialect::ClickHouse => Parser::parse_sql(&ClickHouseDialect {}, text),
+        Dialect::Sqlite => parse(&SQLiteDialect {}),
+        Dialect::DuckDb => parse(&DuckDbDialect {}),
+        Dialect::Postgres => parse(&PostgreSqlDialect {}),
+        Dialect::MySql => parse(&MySqlDialect {}),
+        Dialect::ClickHouse => parse(&ClickHouseDialect {}),
     };
     result.map_err(|e| Refusal::Unparsable {
         dialect,

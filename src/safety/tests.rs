@@ -401,3 +401,161 @@ fn clickhouse_catalog_is_refused_while_tables_are_hidden() {
     }
     assert!(check("SELECT * FROM orders", Dialect::ClickHouse, &policy).is_ok());
 }
+
+const ALL_DIALECTS: [Dialect; 5] = [
+    Dialect::Sqlite,
+    Dialect::DuckDb,
+    Dialect::Postgres,
+    Dialect::MySql,
+    Dialect::ClickHouse,
+];
+
+/// Spellings of one statement an attacker tries: case, comments, line
+/// ends, extra whitespace.
+fn spellings(sql: &str) -> Vec<String> {
+    vec![
+        sql.to_string(),
+        sql.to_lowercase(),
+        sql.to_uppercase(),
+        format!("/* x */ {sql}"),
+        format!("-- x\n{sql}"),
+        sql.replace(' ', "\r\n  "),
+        sql.replace(' ', "\t/**/ "),
+        format!("{sql};"),
+    ]
+}
+
+#[test]
+fn code_roles_and_privileges_are_never_defined_even_with_allow_write() {
+    let statements = [
+        "CREATE FUNCTION f() RETURNS int AS 'select 1' LANGUAGE sql",
+        "CREATE OR REPLACE FUNCTION evil() RETURNS void AS $$ COPY t TO PROGRAM 'id' $$ LANGUAGE sql",
+        "CREATE TEMP FUNCTION f(x) AS x + 1",
+        "CREATE MACRO m(x) AS x + 1",
+        "CREATE OR REPLACE TEMP MACRO m() AS TABLE SELECT 1",
+        "CREATE PROCEDURE p() BEGIN SELECT 1; END",
+        "CREATE DEFINER = root PROCEDURE p() SELECT 1",
+        "CREATE TRIGGER t AFTER INSERT ON orders FOR EACH ROW EXECUTE FUNCTION f()",
+        "CREATE CONSTRAINT TRIGGER t AFTER INSERT ON orders FOR EACH ROW EXECUTE FUNCTION f()",
+        "CREATE EVENT TRIGGER t ON ddl_command_start EXECUTE FUNCTION f()",
+        "CREATE EVENT e ON SCHEDULE EVERY 1 HOUR DO DELETE FROM orders",
+        "CREATE EXTENSION dblink",
+        "ALTER EXTENSION dblink UPDATE",
+        "CREATE TRUSTED PROCEDURAL LANGUAGE plx",
+        "CREATE ROLE mallory SUPERUSER",
+        "ALTER ROLE app WITH SUPERUSER",
+        "CREATE USER mallory IDENTIFIED BY 'x'",
+        "DROP USER app",
+        "CREATE USER MAPPING FOR public SERVER s OPTIONS (user 'x')",
+        "CREATE SERVER s FOREIGN DATA WRAPPER postgres_fdw",
+        "CREATE FOREIGN TABLE f (a int) SERVER s",
+        "IMPORT FOREIGN SCHEMA public FROM SERVER s INTO x",
+        "GRANT SELECT ON payroll TO app",
+        "GRANT ALL PRIVILEGES ON *.* TO 'app'@'%'",
+        "REVOKE SELECT ON orders FROM app",
+        "ALTER DEFAULT PRIVILEGES GRANT SELECT ON TABLES TO app",
+        "ALTER SYSTEM SET log_statement = 'none'",
+        "CREATE SCHEMA s GRANT SELECT ON payroll TO app",
+        "CREATE RULE r AS ON SELECT TO orders DO INSTEAD SELECT * FROM payroll",
+        "CREATE POLICY p ON payroll USING (true)",
+        "CREATE ROW POLICY p ON payroll USING 1 TO ALL",
+        "CREATE SECRET s (TYPE s3, KEY_ID 'x', SECRET 'y')",
+        "CREATE DICTIONARY d (a UInt64) PRIMARY KEY a SOURCE(FILE(path '/etc/passwd' format 'TSV')) LAYOUT(FLAT()) LIFETIME(0)",
+        "CREATE CAST (int AS text) WITH FUNCTION f(int)",
+        "CREATE AGGREGATE a (int) (sfunc = f, stype = int)",
+        "CREATE OPERATOR === (leftarg = int, rightarg = int, function = f)",
+        "DO $$ BEGIN PERFORM 1; END $$",
+        "INSTALL PLUGIN spider SONAME 'ha_spider.so'",
+        "SECURITY LABEL ON TABLE orders IS 'x'",
+    ];
+    for statement in statements {
+        for sql in spellings(statement) {
+            for dialect in ALL_DIALECTS {
+                let r = check(&sql, dialect, &Policy::new(true));
+                assert!(
+                    matches!(r, Err(Refusal::Forbidden { .. })),
+                    "{sql:?} in {dialect:?}: {r:?}"
+                );
+                let message = r.unwrap_err().to_string();
+                assert!(message.contains("never allowed"), "{message}");
+            }
+        }
+    }
+    // Tables, views and columns named like those words stay writes.
+    for sql in [
+        "CREATE TABLE functions (id int)",
+        "DROP TABLE IF EXISTS roles",
+        "ALTER TABLE orders DROP COLUMN status",
+        "UPDATE orders SET status = 'grant' WHERE id = 1",
+    ] {
+        let r = check(sql, Dialect::Postgres, &Policy::new(true));
+        assert_eq!(r.map(|c| c.access()), Ok(Access::Write), "{sql}");
+    }
+}
+
+#[test]
+fn a_statement_nested_past_the_bound_is_refused_not_crashed() {
+    let chain = format!("SELECT 1{}", " + 1".repeat(200_000));
+    let parentheses = format!("SELECT {}1{}", "(".repeat(5_000), ")".repeat(5_000));
+    let ors = format!(
+        "SELECT * FROM t WHERE {}",
+        vec!["a = 1"; 6_000].join(" OR ")
+    );
+    for sql in [&chain, &parentheses, &ors] {
+        for dialect in ALL_DIALECTS {
+            // On a small stack, as a runtime's worker thread has.
+            let r = std::thread::Builder::new()
+                .stack_size(256 << 10)
+                .spawn({
+                    let sql = sql.clone();
+                    move || check(&sql, dialect, &Policy::default())
+                })
+                .unwrap()
+                .join()
+                .unwrap();
+            assert!(matches!(r, Err(Refusal::TooDeep { .. })), "{dialect:?}");
+            assert!(r.unwrap_err().to_string().contains("too deeply nested"));
+        }
+    }
+    // Within the bounds, on the same small stack: 48 and 150 nested
+    // parentheses, a chain of 4,000 additions, 2,000 columns of sums.
+    let within = [
+        format!("SELECT {}1{}", "(".repeat(48), ")".repeat(48)),
+        format!("SELECT {}1{}", "(".repeat(150), ")".repeat(150)),
+        format!("SELECT 1{}", " + 1".repeat(4_000)),
+        format!("SELECT {}", vec!["a + b + c"; 2_000].join(", ")),
+    ];
+    for sql in within {
+        for dialect in ALL_DIALECTS {
+            let r = std::thread::Builder::new()
+                .stack_size(256 << 10)
+                .spawn({
+                    let sql = sql.clone();
+                    move || check(&sql, dialect, &Policy::default())
+                })
+                .unwrap()
+                .join()
+                .unwrap();
+            assert_eq!(r.map(|c| c.access()), Ok(Access::Read), "{dialect:?}");
+        }
+    }
+}
+
+#[test]
+fn duckdb_functions_inside_a_write_are_held_to_the_allow_list() {
+    for sql in [
+        "CREATE TABLE x AS SELECT json_serialize_plan('SELECT * FROM payroll') AS p",
+        "INSERT INTO t SELECT current_setting('allowed_paths')",
+        "UPDATE t SET a = getvariable('x')",
+        "CREATE TABLE x AS SELECT some_macro() AS p",
+    ] {
+        let r = check(sql, Dialect::DuckDb, &Policy::new(true));
+        assert!(matches!(r, Err(Refusal::Forbidden { .. })), "{sql}: {r:?}");
+    }
+    let r = check(
+        "CREATE TABLE x AS SELECT upper(name), count(*) FROM t GROUP BY 1",
+        Dialect::DuckDb,
+        &Policy::new(true),
+    );
+    assert_eq!(r.map(|c| c.access()), Ok(Access::Write));
+}

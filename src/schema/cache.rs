@@ -19,8 +19,9 @@ use super::Catalog;
 
 /// Bumped when the file's shape, the catalog's meaning or its text
 /// changes (3: names that need quotes have them; 4: a ClickHouse table
-/// name with a dot of its own is one name).
-const FORMAT: u32 = 4;
+/// name with a dot of its own is one name; 5: what a view or shadow table
+/// reaches).
+const FORMAT: u32 = 5;
 
 /// A cache file: its [`Head`], then the catalog (postcard writes a
 /// struct's fields one after the other, so this reads what [`EntryRef`]

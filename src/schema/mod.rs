@@ -34,7 +34,17 @@ pub struct Table {
     /// is the table `sales.2024`), not a schema and a table.
     #[serde(default)]
     pub one_name: bool,
+    /// What the engine reaches through this name, lowercased: the base
+    /// tables (and catalog functions) a view expands to; the virtual table
+    /// a SQLite shadow table stores. It is hidden when any of them is
+    /// (SPEC §4.2, "Behind a name").
+    #[serde(default)]
+    pub reaches: Vec<String>,
 }
+
+/// In [`Table::reaches`]: the engine could not say what the name reaches,
+/// so it is hidden whenever any table is.
+pub const REACHES_UNKNOWN: &str = "?";
 
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub enum TableKind {
@@ -517,6 +527,7 @@ mod tests {
             row_estimate: Some(5000),
             comment: None,
             one_name: false,
+            reaches: Vec::new(),
         };
         let mut out = String::new();
         t.render(Quote::Double, &mut out);
@@ -612,6 +623,7 @@ mod tests {
             row_estimate: None,
             comment: None,
             one_name: false,
+            reaches: Vec::new(),
         };
         let mut out = String::new();
         t.render(Quote::Double, &mut out);

@@ -16,6 +16,7 @@ use duckdb::core::LogicalTypeId;
 use duckdb::types::{Value as DValue, ValueRef};
 use duckdb::{AccessMode, Config, Connection};
 
+use super::duckdb_behind::{self, UserObjects};
 use super::duckdb_gate::DuckGate;
 use super::duckdb_narrow::{self, Narrowable};
 use super::duckdb_values::Kind;
@@ -62,6 +63,9 @@ pub(crate) struct DuckDbSource {
     gate: DuckGate,
     /// Large partitioned datasets a query may read a narrower view of.
     narrowable: Vec<Narrowable>,
+    /// A database's own views and macros, which the gate reads through
+    /// (`duckdb_behind`); `None` until read, and again after a write.
+    objects: std::cell::RefCell<Option<UserObjects>>,
 }
 
 /// The private folder that holds a data-file source's views database:
@@ -231,12 +235,6 @@ fn lock_down(conn: &Connection, allowed: &Allowed) -> duckdb::Result<()> {
     };
     if !allowed.paths.is_empty() {
         conn.execute_batch(&format!("SET allowed_paths = [{}]", list(&allowed.paths)))?;
-    }
-    if !allowed.dirs.is_empty() {
-        conn.execute_batch(&format!(
-            "SET allowed_directories = [{}]",
-            list(&allowed.dirs)
-        ))?;
     }
     conn.execute_batch("SET enable_external_access = false; SET lock_configuration = true;")
 }
@@ -421,7 +419,7 @@ impl DuckDbSource {
                 (db_path, built)
             }
         };
-        if built.allowed.paths.is_empty() && built.allowed.dirs.is_empty() {
+        if built.allowed.paths.is_empty() {
             let skipped: Vec<&str> = built
                 .warnings
                 .iter()
@@ -483,6 +481,7 @@ impl DuckDbSource {
             data_fingerprint: None,
             gate: gate.map_err(SourceError)?,
             narrowable: Vec::new(),
+            objects: std::cell::RefCell::new(None),
         })
     }
 
@@ -692,7 +691,23 @@ impl DataSource for DuckDbSource {
     }
 
     fn read_statement(&self, sql: &str) -> Option<Result<EngineReading, String>> {
-        Some(self.gate.read(sql))
+        let mut reading = match self.gate.read(sql) {
+            Ok(reading) => reading,
+            Err(e) => return Some(Err(e)),
+        };
+        // A data-file source's views are aiq's own, over its files.
+        if self.data_fingerprint.is_none() {
+            let conn = self.conn.borrow();
+            let mut objects = self.objects.borrow_mut();
+            if objects.is_none() {
+                *objects = UserObjects::read(&conn).ok();
+            }
+            match objects.as_ref() {
+                Some(objects) => duckdb_behind::expand(&self.gate, &mut reading, objects),
+                None => reading.opaque = true,
+            }
+        }
+        Some(Ok(reading))
     }
 
     fn refuses_writes(&self) -> Option<&'static str> {
@@ -704,8 +719,27 @@ impl DataSource for DuckDbSource {
     fn introspect(&self) -> Result<Catalog, SourceError> {
         // Views over data files are the tables of such a source; views in a
         // database file may be expensive, so they get no samples.
-        introspect(&self.conn.borrow(), self.data_fingerprint.is_some())
-            .map_err(|e| SourceError(format!("cannot read the DuckDB schema: {e}")))
+        let conn = self.conn.borrow();
+        let mut catalog = introspect(&conn, self.data_fingerprint.is_some())
+            .map_err(|e| SourceError(format!("cannot read the DuckDB schema: {e}")))?;
+        if self.data_fingerprint.is_none() {
+            // What each of a database's views reaches (SPEC §4.2, "Behind
+            // a name"); one that cannot be read reaches what is unknown.
+            let objects = UserObjects::read(&conn).ok();
+            for table in catalog
+                .tables
+                .iter_mut()
+                .filter(|t| t.kind == TableKind::View)
+            {
+                let query = format!("SELECT * FROM {}", table_ref(table));
+                table.reaches = objects
+                    .as_ref()
+                    .and_then(|o| duckdb_behind::reaches(&self.gate, o, &query))
+                    .unwrap_or_else(|| vec![crate::schema::REACHES_UNKNOWN.into()]);
+            }
+            *self.objects.borrow_mut() = objects;
+        }
+        Ok(catalog)
     }
 
     fn execute(
@@ -718,6 +752,10 @@ impl DataSource for DuckDbSource {
             sink,
             started: false,
         };
+        if sql.access() == Access::Write {
+            // It may make or change a view or macro.
+            self.objects.replace(None);
+        }
         let result = self.run_once(sql, &mut watched, cancel);
         // A read that failed before its first column because an earlier
         // statement broke the database runs once more on the database

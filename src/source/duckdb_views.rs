@@ -18,18 +18,17 @@ use super::{quote_ident, quote_str, DataFileKind, SourceError};
 
 /// Changes whenever the views this module writes change, so a cached views
 /// database of an older aiq is never used.
-const VIEWS_VERSION: u32 = 3;
+const VIEWS_VERSION: u32 = 4;
 
 /// A partitioned Parquet dataset of at least this many files gets a
 /// [`Narrowing`]: below it, binding the whole view costs less than
 /// narrowing it.
 pub(crate) const NARROW_FROM: usize = 64;
 
-/// What the connection may read: the single files, and datasets' folders.
+/// What the connection may read: each file of its tables and datasets.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub(crate) struct Allowed {
     pub paths: Vec<String>,
-    pub dirs: Vec<String>,
 }
 
 /// What building the views found, kept beside a cached views database.
@@ -124,11 +123,12 @@ pub(crate) fn build(conn: &Connection, files: &[DataFile]) -> Built {
                         path.display()
                     ));
                 }
-                if file.is_dataset() {
-                    built.allowed.dirs.push(file.path.display().to_string());
-                } else {
-                    built.allowed.paths.push(file.path.display().to_string());
-                }
+                // A dataset's own files, not its folder: a glob's root (or a
+                // folder) holds other files too (SPEC §4.2).
+                built
+                    .allowed
+                    .paths
+                    .extend(file.files().iter().map(|p| p.display().to_string()));
             }
             Err(why) if file.is_dataset() => built.warnings.push(format!(
                 "skipped {}: its files cannot be read as one table: {why}",

@@ -17,6 +17,7 @@ mod clickhouse_text;
 mod clickhouse_url;
 mod dataset;
 mod duckdb;
+mod duckdb_behind;
 mod duckdb_gate;
 mod duckdb_narrow;
 mod duckdb_values;

@@ -18,7 +18,8 @@ use super::{
 };
 use crate::safety::{pragma_only_reads, CheckedSql, EngineReading, Hidden};
 use crate::schema::{
-    offer_sample, sample_targets, Catalog, ColumnInfo, ForeignKey, Table, TableKind, SAMPLE_ROWS,
+    offer_sample, sample_targets, Catalog, ColumnInfo, ForeignKey, Table, TableKind,
+    REACHES_UNKNOWN, SAMPLE_ROWS,
 };
 
 /// Functions that never run, whatever the mode: they load code or touch files.
@@ -151,7 +152,7 @@ impl DataSource for SqliteSource {
     }
 
     fn introspect(&self) -> Result<Catalog, SourceError> {
-        introspect(&self.conn)
+        introspect(&self.conn, &self.reads)
             .map_err(|e| SourceError(format!("cannot read the SQLite schema: {e}")))
     }
 
@@ -494,7 +495,7 @@ fn parse_timestamp(text: &str) -> Option<NaiveDateTime> {
 
 /// Reads the catalog in one query per kind of fact: columns, foreign keys,
 /// row estimates, samples (the last two chunked by SQLite's compound limit).
-fn introspect(conn: &Connection) -> rusqlite::Result<Catalog> {
+fn introspect(conn: &Connection, reads: &Reads) -> rusqlite::Result<Catalog> {
     let version: String = conn.query_row("SELECT sqlite_version()", [], |r| r.get(0))?;
     let mut tables: Vec<Table> = Vec::new();
     let mut stmt = conn.prepare(
@@ -532,6 +533,8 @@ fn introspect(conn: &Connection) -> rusqlite::Result<Catalog> {
         }
     }
     drop(rows);
+    drop(stmt);
+    reaches(conn, reads, &mut tables)?;
     let started = Instant::now();
     foreign_keys(conn, &mut tables)?;
     tracing::debug!(elapsed = ?started.elapsed(), tables = tables.len(), "columns and foreign keys read");
@@ -543,6 +546,48 @@ fn introspect(conn: &Connection) -> rusqlite::Result<Catalog> {
         engine: format!("SQLite {version}"),
         tables,
     })
+}
+
+/// What each view and shadow table reaches (SPEC §4.2, "Behind a
+/// name"): a view, the tables SQLite's authorizer sees it read; an FTS or
+/// R*Tree shadow table (`docs_content`), the virtual table it stores.
+fn reaches(conn: &Connection, reads: &Reads, tables: &mut [Table]) -> rusqlite::Result<()> {
+    let mut kinds =
+        conn.prepare("SELECT name, type FROM pragma_table_list WHERE schema = 'main'")?;
+    let listed: Vec<(String, String)> = kinds
+        .query_map([], |r| Ok((r.get(0)?, r.get(1)?)))?
+        .collect::<rusqlite::Result<_>>()?;
+    let virtuals: Vec<&String> = listed
+        .iter()
+        .filter(|(_, kind)| kind == "virtual")
+        .map(|(name, _)| name)
+        .collect();
+    for table in tables.iter_mut() {
+        let kind = listed
+            .iter()
+            .find(|(n, _)| *n == table.name)
+            .map(|(_, k)| k.as_str());
+        if kind == Some("shadow") {
+            // The longest virtual table name the shadow table's starts with.
+            let owner = virtuals
+                .iter()
+                .filter(|v| {
+                    table.name.len() > v.len()
+                        && table.name[..v.len()].eq_ignore_ascii_case(v)
+                        && table.name.as_bytes()[v.len()] == b'_'
+                })
+                .max_by_key(|v| v.len());
+            table.reaches = vec![owner.map_or(REACHES_UNKNOWN.to_string(), |o| o.to_lowercase())];
+        } else if table.kind == TableKind::View {
+            let own = table.name.to_lowercase();
+            let sql = format!("SELECT * FROM {}", quote_ident(&table.name));
+            table.reaches = match reads_of(conn, reads, &sql) {
+                Ok(seen) => seen.into_iter().filter(|t| *t != own).collect(),
+                Err(_) => vec![REACHES_UNKNOWN.to_string()],
+            };
+        }
+    }
+    Ok(())
 }
 
 fn table_index(tables: &[Table], name: &str) -> Option<usize> {
@@ -807,6 +852,68 @@ mod tests {
     /// Layer 2 on its own: with `o` hidden, SQLite's authorizer denies
     /// every way of reading it that a statement past the gate could take,
     /// in both modes, and still runs what reads only visible tables.
+    /// A view reaches the tables it reads, a shadow table its virtual
+    /// table (SPEC §4.2, "Behind a name"); and a visible FTS table answers
+    /// MATCH while another is hidden.
+    #[test]
+    fn views_and_shadow_tables_reach_what_stands_behind_them() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("fts.db");
+        let conn = Connection::open(&path).unwrap();
+        conn.execute_batch(
+            "CREATE TABLE payroll(emp INT, salary INT);
+             CREATE VIEW staff AS SELECT * FROM (SELECT emp, salary FROM payroll);
+             CREATE VIEW staff2 AS SELECT * FROM staff;
+             CREATE VIRTUAL TABLE payfts USING fts5(note);
+             CREATE VIRTUAL TABLE docs USING fts5(body);
+             INSERT INTO docs VALUES ('hello world');",
+        )
+        .unwrap();
+        drop(conn);
+        let src = SqliteSource::open(&path, OpenOptions::default()).unwrap();
+        let catalog = src.introspect().unwrap();
+        let reaches = |name: &str| {
+            catalog
+                .tables
+                .iter()
+                .find(|t| t.name == name)
+                .map(|t| t.reaches.clone())
+                .unwrap()
+        };
+        assert_eq!(reaches("staff"), ["payroll"]);
+        assert!(reaches("staff2").contains(&"payroll".to_string()));
+        for shadow in [
+            "payfts_content",
+            "payfts_data",
+            "payfts_idx",
+            "payfts_docsize",
+            "payfts_config",
+        ] {
+            assert_eq!(reaches(shadow), ["payfts"], "{shadow}");
+        }
+        assert_eq!(reaches("docs_data"), ["docs"]);
+        assert!(reaches("payroll").is_empty());
+        let hidden = crate::safety::Hidden::new(
+            [
+                "payfts".to_string(),
+                "payfts_content".to_string(),
+                "payroll".to_string(),
+            ],
+            Vec::new(),
+        );
+        let mut sink = Collect(Vec::new());
+        src.execute(
+            &CheckedSql::unchecked_hiding_for_tests(
+                "SELECT body FROM docs WHERE docs MATCH 'hello'",
+                hidden,
+            ),
+            &mut sink,
+            &CancelToken::new(),
+        )
+        .unwrap();
+        assert_eq!(sink.0, [[Value::Text("hello world".into())]]);
+    }
+
     #[test]
     fn engine_layer_denies_hidden_tables_on_its_own() {
         let dir = tempfile::tempdir().unwrap();

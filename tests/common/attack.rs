@@ -162,23 +162,41 @@ pub use super::payloads::PAYLOADS;
 /// The variants for `engine`, with `{out}` replaced by `outside`.
 pub fn corpus(engine: Engine, outside: &str, seed: u64) -> Vec<Variant> {
     let mut out = Vec::new();
-    for payload in PAYLOADS
+    let listed = PAYLOADS
         .iter()
         .filter(|p| p.engines.contains(engine.letter()))
-    {
-        let sql = payload.sql.replace("{out}", outside);
+        .map(|p| (p.name, p.category, p.sql.replace("{out}", outside)));
+    for (name, category, sql) in listed.chain(deep()) {
         for (family, trick) in super::tricks::FAMILIES {
-            let mut rng = Rng::new(seed ^ hash(family) ^ hash(payload.name).rotate_left(17));
+            let mut rng = Rng::new(seed ^ hash(family) ^ hash(name).rotate_left(17));
             out.push(Variant {
                 id: out.len(),
                 family,
-                payload: payload.name,
-                category: payload.category,
+                payload: name,
+                category,
                 sql: trick(&sql, &mut rng),
             });
         }
     }
     out
+}
+
+/// Statements nested past what the gate reads, on every engine: a chain
+/// of 6,000 additions and 300 nested parentheses. Each must be refused
+/// with a message, never end the process (SPEC §4.2).
+pub fn deep() -> Vec<(&'static str, Category, String)> {
+    vec![
+        (
+            "deep-chain",
+            Category::EngineState,
+            format!("SELECT 1{}", " + 1".repeat(6_000)),
+        ),
+        (
+            "deep-parentheses",
+            Category::EngineState,
+            format!("SELECT {}1{}", "(".repeat(300), ")".repeat(300)),
+        ),
+    ]
 }
 
 /// A deterministic sample: for each family and category, one variant.

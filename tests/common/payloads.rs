@@ -505,6 +505,46 @@ pub const PAYLOADS: &[Payload] = &[
         "k",
         "SELECT * FROM merge(currentDatabase(), '^pay')",
     ),
+    // Behind a name (SPEC §4.2): what views, macros and functions reach.
+    // The fixtures hold `staff_view` (a view over payroll; DuckDB also
+    // `staff_deep` over it), DuckDB macros `pay_total()`, `pay_rows()` and
+    // `lower(x)` (shadowing the built-in) over payroll, and SQLite the
+    // hidden FTS table `payfts` and ANALYZE's statistics.
+    p(H, "view-over-hidden", "sd", "SELECT * FROM staff_view"),
+    p(H, "view-nested", "d", "SELECT * FROM staff_deep"),
+    p(
+        H,
+        "view-in-subquery",
+        "sd",
+        "SELECT name FROM customers WHERE id IN (SELECT emp_id FROM staff_view)",
+    ),
+    p(H, "macro-over-hidden", "d", "SELECT pay_total() AS t"),
+    p(H, "table-macro-over-hidden", "d", "SELECT * FROM pay_rows()"),
+    p(H, "macro-shadowing-builtin", "d", "SELECT lower('A') AS l"),
+    p(
+        H,
+        "plan-of-hidden",
+        "dc",
+        "SELECT json_serialize_plan('SELECT * FROM payroll') AS p",
+    ),
+    p(
+        O,
+        "plan-reads-file",
+        "dc",
+        "SELECT json_serialize_plan('SELECT * FROM read_csv(''{out}/zz_outside_secret.csv'')') AS p",
+    ),
+    p(
+        E,
+        "current-setting",
+        "dc",
+        "SELECT current_setting('allowed_paths') AS s",
+    ),
+    p(E, "getvariable", "dc", "SELECT getvariable('x') AS v"),
+    p(H, "pg-proc", "dc", "SELECT * FROM pg_proc"),
+    p(H, "pg-views", "dc", "SELECT * FROM pg_catalog.pg_views"),
+    p(H, "sqlite-stat", "s", "SELECT * FROM sqlite_stat1"),
+    p(H, "fts-shadow", "s", "SELECT * FROM payfts_content"),
+    p(H, "fts-hidden", "s", "SELECT * FROM payfts WHERE payfts MATCH 'PAYMARK*'"),
     p(H, "ch-system-tables", "k", "SELECT name FROM system.tables"),
     p(
         H,

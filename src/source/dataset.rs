@@ -188,6 +188,7 @@ pub fn dataset(table: String, dir: PathBuf, files: Vec<Found>) -> Result<DataFil
         parts,
         partitions,
         stamps,
+        glob: false,
     })
 }
 

@@ -236,6 +236,12 @@ fn lock_down(conn: &Connection, allowed: &Allowed) -> duckdb::Result<()> {
     if !allowed.paths.is_empty() {
         conn.execute_batch(&format!("SET allowed_paths = [{}]", list(&allowed.paths)))?;
     }
+    if !allowed.dirs.is_empty() {
+        conn.execute_batch(&format!(
+            "SET allowed_directories = [{}]",
+            list(&allowed.dirs)
+        ))?;
+    }
     conn.execute_batch("SET enable_external_access = false; SET lock_configuration = true;")
 }
 
@@ -419,7 +425,7 @@ impl DuckDbSource {
                 (db_path, built)
             }
         };
-        if built.allowed.paths.is_empty() {
+        if built.allowed.paths.is_empty() && built.allowed.dirs.is_empty() {
             let skipped: Vec<&str> = built
                 .warnings
                 .iter()
@@ -1234,6 +1240,34 @@ mod tests {
             .map(|e| e.unwrap().file_name())
             .collect();
         assert_eq!(names, ["t.duckdb"]);
+    }
+
+    /// A glob's source reads the files the glob matched, not the rest of
+    /// the folder it starts from (SPEC §4.2).
+    #[test]
+    fn a_glob_reads_only_the_files_it_matched() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path().canonicalize().unwrap();
+        std::fs::create_dir(root.join("logs")).unwrap();
+        std::fs::write(root.join("logs/a.csv"), "id\n1\n").unwrap();
+        std::fs::write(root.join("logs/b.csv"), "id\n2\n").unwrap();
+        std::fs::write(root.join("logs/secret.tsv"), "pw\nhunter2\n").unwrap();
+        std::fs::write(root.join("config.csv"), "pw\nhunter3\n").unwrap();
+        let pattern = format!("{}/logs/*.csv", root.display());
+        let crate::source::SourceSpec::DataFiles { files, .. } =
+            crate::source::spec::resolve_location(&pattern).unwrap()
+        else {
+            panic!("a glob is data files");
+        };
+        assert!(files[0].glob);
+        let src = DuckDbSource::open_data_files(&files, &[], OpenOptions::default()).unwrap();
+        let r = read(&src, "SELECT sum(id)::INTEGER FROM logs").unwrap();
+        assert_eq!(r.1, [[Value::Int(3)]]);
+        for outside in ["logs/secret.tsv", "config.csv"] {
+            let sql = format!("SELECT * FROM read_csv('{}')", root.join(outside).display());
+            let r = run(&src, &sql);
+            assert!(r.is_err(), "{outside}: {:?}", r.map(|c| c.1));
+        }
     }
 
     #[test]

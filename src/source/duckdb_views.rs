@@ -25,10 +25,12 @@ const VIEWS_VERSION: u32 = 4;
 /// narrowing it.
 pub(crate) const NARROW_FROM: usize = 64;
 
-/// What the connection may read: each file of its tables and datasets.
+/// What the connection may read: the single files and a glob's files,
+/// and datasets' folders.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub(crate) struct Allowed {
     pub paths: Vec<String>,
+    pub dirs: Vec<String>,
 }
 
 /// What building the views found, kept beside a cached views database.
@@ -123,12 +125,17 @@ pub(crate) fn build(conn: &Connection, files: &[DataFile]) -> Built {
                         path.display()
                     ));
                 }
-                // A dataset's own files, not its folder: a glob's root (or a
-                // folder) holds other files too (SPEC §4.2).
-                built
-                    .allowed
-                    .paths
-                    .extend(file.files().iter().map(|p| p.display().to_string()));
+                // A glob's own files, not its root: the folder it starts
+                // from holds other files too (SPEC §4.2). A dataset folder
+                // is the dataset's own.
+                if file.is_dataset() && !file.glob {
+                    built.allowed.dirs.push(file.path.display().to_string());
+                } else {
+                    built
+                        .allowed
+                        .paths
+                        .extend(file.files().iter().map(|p| p.display().to_string()));
+                }
             }
             Err(why) if file.is_dataset() => built.warnings.push(format!(
                 "skipped {}: its files cannot be read as one table: {why}",

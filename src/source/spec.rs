@@ -80,6 +80,9 @@ pub struct DataFile {
     /// Each part's stamp (size and time, `file_stamp`) as read when the
     /// files were listed; empty when they were not read then.
     pub stamps: Vec<String>,
+    /// The files a glob matched: only they may be read, not the folder
+    /// around them (a dataset folder's own side files may).
+    pub glob: bool,
 }
 
 impl DataFile {
@@ -92,6 +95,7 @@ impl DataFile {
             parts: Vec::new(),
             partitions: Vec::new(),
             stamps: Vec::new(),
+            glob: false,
         }
     }
 
@@ -394,7 +398,8 @@ fn from_glob(pattern: &str) -> Result<SourceSpec, SourceError> {
         .and_then(|n| n.to_str())
         .unwrap_or("data")
         .to_string();
-    let file = dataset::dataset(table, real_root.clone(), files).map_err(cannot)?;
+    let mut file = dataset::dataset(table, real_root.clone(), files).map_err(cannot)?;
+    file.glob = true;
     Ok(SourceSpec::DataFiles {
         root: real_root,
         files: vec![file],

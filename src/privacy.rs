@@ -320,6 +320,7 @@ impl Guard {
         Policy {
             allow_write,
             hidden: self.hidden.clone(),
+            functions: None,
         }
     }
 

@@ -50,10 +50,18 @@ fn with_payroll(server: &Server) {
          INSERT INTO payroll VALUES (1, {HIDDEN_NUMBER}, '{HIDDEN_TEXT}');"
     );
     server.admin(&match server.engine {
+        // What stands behind a name: a view, a SQL function and a view
+        // calling it, all over the hidden table.
         servers::Engine::Postgres => {
             format!(
-                "{create} ALTER TABLE payroll OWNER TO {}; ANALYZE payroll;",
-                servers::USER
+                "{create} ALTER TABLE payroll OWNER TO {user}; ANALYZE payroll;
+                 CREATE VIEW staff_view AS SELECT * FROM payroll;
+                 CREATE FUNCTION staff_total() RETURNS bigint LANGUAGE sql
+                   AS 'SELECT max(salary_cents) FROM payroll';
+                 CREATE VIEW staff_fn_view AS SELECT staff_total() AS t;
+                 ALTER VIEW staff_view OWNER TO {user}; ALTER VIEW staff_fn_view OWNER TO {user};
+                 ALTER FUNCTION staff_total() OWNER TO {user};",
+                user = servers::USER
             )
         }
         servers::Engine::MariaDb => format!("{create} ANALYZE TABLE payroll;"),

@@ -153,6 +153,10 @@ fn admit(
     cancel: &CancelToken,
     sink: &mut dyn EventSink,
 ) -> Result<CheckedSql, StatementError> {
+    let policy = Policy {
+        functions: source.user_functions(),
+        ..policy
+    };
     let checked = match safety::check_with_engine(sql, source.dialect(), &policy, |text| {
         source.read_statement(text)
     }) {

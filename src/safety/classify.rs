@@ -25,6 +25,11 @@ const OUTSIDE_DB: &str = "it reaches other databases";
 const CODE: &str = "it installs or loads code into the database engine";
 const SETTINGS: &str = "it changes the engine's settings, which guard read-only access";
 const ADMIN: &str = "it acts on the server itself, not on data";
+const LASTING: &str =
+    "it changes the server's state beyond the statement (locks, replication slots, statistics, backups)";
+const BY_NAME: &str =
+    "it reads tables named in a string, which the gate cannot check; query the tables instead";
+const RUNS_TEXT: &str = "it runs SQL given as text, which the gate cannot check";
 
 /// Introspection pragmas that only read (SQLite/DuckDB `PRAGMA name(arg)`).
 const READ_PRAGMAS: &[&str] = &[
@@ -131,6 +136,56 @@ const FORBIDDEN_FUNCTIONS: &[(&str, &str)] = &[
         "query_to_xmlschema",
         "it runs SQL given as text, which the gate cannot check",
     ),
+    // Server state that outlives the statement (SPEC §4.2): locks held
+    // across calls, replication slots, statistics, backups.
+    ("pg_advisory_lock", LASTING),
+    ("pg_advisory_lock_shared", LASTING),
+    ("pg_try_advisory_lock", LASTING),
+    ("pg_try_advisory_lock_shared", LASTING),
+    ("pg_advisory_xact_lock", LASTING),
+    ("pg_advisory_xact_lock_shared", LASTING),
+    ("pg_try_advisory_xact_lock", LASTING),
+    ("pg_try_advisory_xact_lock_shared", LASTING),
+    ("pg_create_physical_replication_slot", LASTING),
+    ("pg_create_logical_replication_slot", LASTING),
+    ("pg_copy_physical_replication_slot", LASTING),
+    ("pg_copy_logical_replication_slot", LASTING),
+    ("pg_drop_replication_slot", LASTING),
+    ("pg_replication_slot_advance", LASTING),
+    ("pg_logical_slot_get_changes", LASTING),
+    ("pg_logical_slot_get_binary_changes", LASTING),
+    ("pg_logical_emit_message", LASTING),
+    ("pg_stat_reset", LASTING),
+    ("pg_stat_reset_shared", LASTING),
+    ("pg_stat_reset_single_table_counters", LASTING),
+    ("pg_stat_reset_single_function_counters", LASTING),
+    ("pg_stat_reset_slru", LASTING),
+    ("pg_stat_reset_replication_slot", LASTING),
+    ("pg_stat_reset_subscription_stats", LASTING),
+    ("pg_backup_start", LASTING),
+    ("pg_backup_stop", LASTING),
+    ("pg_start_backup", LASTING),
+    ("pg_stop_backup", LASTING),
+    ("pg_export_snapshot", LASTING),
+    ("pg_wal_replay_pause", LASTING),
+    ("pg_wal_replay_resume", LASTING),
+    ("pg_log_backend_memory_contexts", LASTING),
+    ("dblink_connect_u", OUTSIDE_DB),
+    ("dblink_open", OUTSIDE_DB),
+    ("dblink_fetch", OUTSIDE_DB),
+    ("dblink_get_result", OUTSIDE_DB),
+    ("table_to_xml", BY_NAME),
+    ("table_to_xmlschema", BY_NAME),
+    ("table_to_xml_and_xmlschema", BY_NAME),
+    ("schema_to_xml", BY_NAME),
+    ("schema_to_xmlschema", BY_NAME),
+    ("schema_to_xml_and_xmlschema", BY_NAME),
+    ("database_to_xml", BY_NAME),
+    ("database_to_xmlschema", BY_NAME),
+    ("database_to_xml_and_xmlschema", BY_NAME),
+    ("cursor_to_xml", BY_NAME),
+    ("cursor_to_xmlschema", BY_NAME),
+    ("json_serialize_plan", RUNS_TEXT),
     ("pg_terminate_backend", ADMIN),
     ("pg_cancel_backend", ADMIN),
     ("pg_reload_conf", ADMIN),
@@ -157,7 +212,6 @@ const FORBIDDEN_FUNCTIONS: &[(&str, &str)] = &[
 const WRITING_FUNCTIONS: &[&str] = &[
     "nextval",
     "setval",
-    "pg_advisory_lock",
     "lo_unlink",
     "lo_create",
     "lo_creat",
@@ -395,6 +449,7 @@ impl Visitor for Walker {
         }
         match function_class(&name, true) {
             Some(class) => self.see(class),
+            None if self.dialect == Dialect::Postgres => self.see(postgres_function(&name)),
             None => ControlFlow::Continue(()),
         }
     }
@@ -413,8 +468,86 @@ impl Visitor for Walker {
             if self.allow_list && !super::engine::duckdb_allows(&name) {
                 return self.see(unknown_function(&name));
             }
+            if self.dialect == Dialect::Postgres {
+                return self.see(postgres_function(&name));
+            }
         }
         ControlFlow::Continue(())
+    }
+}
+
+/// PostgreSQL's built-in functions a statement may call
+/// (`postgres_functions.txt`).
+fn postgres_function_allowed(name: &str) -> bool {
+    static LIST: std::sync::OnceLock<std::collections::HashSet<&'static str>> =
+        std::sync::OnceLock::new();
+    LIST.get_or_init(|| {
+        include_str!("postgres_functions.txt")
+            .lines()
+            .filter(|l| !l.is_empty() && !l.starts_with('#'))
+            .collect()
+    })
+    .contains(name)
+}
+
+/// What the policy being checked says of functions, for the walk on
+/// this thread: the database's own functions, and whether tables are
+/// hidden. Set by the gate for one statement's first pass.
+pub(super) struct Functions;
+
+#[derive(Clone, Default)]
+struct FunctionContext {
+    user: Option<std::sync::Arc<super::UserFunctions>>,
+    hiding: bool,
+}
+
+thread_local! {
+    static CONTEXT: std::cell::RefCell<FunctionContext> =
+        std::cell::RefCell::new(FunctionContext::default());
+}
+
+impl Functions {
+    /// Holds `policy`'s functions for the walks on this thread until dropped.
+    pub(super) fn set(policy: &super::Policy) -> Functions {
+        CONTEXT.with(|c| {
+            *c.borrow_mut() = FunctionContext {
+                user: policy.functions.clone(),
+                hiding: policy.hidden.is_some(),
+            }
+        });
+        Functions
+    }
+}
+
+impl Drop for Functions {
+    fn drop(&mut self) {
+        CONTEXT.with(|c| *c.borrow_mut() = FunctionContext::default());
+    }
+}
+
+/// The verdict on calling PostgreSQL's function `name` (lowercase, not
+/// refused or a write by name): the database's own function as its
+/// catalog describes it, else a built-in on the allow-list.
+fn postgres_function(name: &str) -> Class {
+    let context = CONTEXT.with(|c| c.borrow().clone());
+    if let Some(volatile) = context.user.as_ref().and_then(|u| u.functions.get(name)) {
+        return if context.hiding {
+            Class::Forbidden(
+                format!("the function {name}()"),
+                "it is defined in the database, and some tables of this source are hidden from aiq: what its body reads is not checked",
+            )
+        } else if *volatile {
+            Class::Write(format!(
+                "{name}() (the database marks it volatile: it may change data)"
+            ))
+        } else {
+            Class::Read
+        };
+    }
+    if postgres_function_allowed(name) {
+        Class::Read
+    } else {
+        unknown_function(name)
     }
 }
 

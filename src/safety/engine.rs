@@ -416,9 +416,18 @@ mod tests {
                 ["payroll".to_string()],
                 vec![],
             ))),
+            functions: None,
         };
-        let r = check_hidden(&query(&[], &[], &["payroll"]), &policy);
+        let named = EngineReading {
+            statement: "SELECT * FROM payroll".into(),
+            ..query(&[], &[], &["payroll"])
+        };
+        let r = check_hidden(&named, &policy);
         assert!(matches!(r, Err(Refusal::Hidden { .. })), "{r:?}");
+        // Reached through a view or macro: refused without its name.
+        let r = check_hidden(&query(&[], &[], &["payroll"]), &policy);
+        assert_eq!(r, Err(Refusal::HiddenBehind));
+        assert!(!Refusal::HiddenBehind.to_string().contains("payroll"));
         let r = check_hidden(&query(&[], &["duckdb_tables"], &[]), &policy);
         assert!(matches!(r, Err(Refusal::Forbidden { .. })), "{r:?}");
         let r = check_hidden(&query(&[], &[], &["information_schema.tables"]), &policy);

@@ -60,6 +60,10 @@ pub struct Policy {
     /// Tables taken out of the source (SPEC §4.3): statements naming one
     /// are refused.
     pub hidden: Option<std::sync::Arc<Hidden>>,
+    /// The functions defined in the database (PostgreSQL), as its catalog
+    /// describes them; any other function must be a built-in on the
+    /// engine's allow-list.
+    pub functions: Option<std::sync::Arc<UserFunctions>>,
 }
 
 impl Policy {
@@ -67,9 +71,20 @@ impl Policy {
     pub fn new(allow_write: bool) -> Policy {
         Policy {
             allow_write,
-            hidden: None,
+            ..Policy::default()
         }
     }
+}
+
+/// Functions a database defines itself (not the engine's built-ins nor an
+/// extension's), by lowercase name, as its catalog says (SPEC §4.2,
+/// "Behind a name"): one the engine marks volatile may change data, so it
+/// is a write; while tables are hidden none runs, for what its body reads
+/// is not checked.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct UserFunctions {
+    /// Name → whether the engine marks it volatile (any overload).
+    pub functions: std::collections::HashMap<String, bool>,
 }
 
 /// Whether a checked statement only reads or also changes data.
@@ -411,6 +426,7 @@ fn first_verdict(
         Some(hidden) => hidden.check(text, dialect),
         None => Ok(()),
     };
+    let _functions = classify::Functions::set(policy);
     (first_pass(text, dialect), hidden)
 }
 

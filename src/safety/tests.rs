@@ -391,6 +391,7 @@ fn clickhouse_catalog_is_refused_while_tables_are_hidden() {
             vec!["payroll".to_string()],
             vec![],
         ))),
+        functions: None,
     };
     for sql in [
         "SELECT name FROM system.tables",
@@ -558,4 +559,88 @@ fn duckdb_functions_inside_a_write_are_held_to_the_allow_list() {
         &Policy::new(true),
     );
     assert_eq!(r.map(|c| c.access()), Ok(Access::Write));
+}
+
+#[test]
+fn postgres_functions_come_from_the_allow_list_or_the_catalog() {
+    let read =
+        |sql: &str, policy: &Policy| check(sql, Dialect::Postgres, policy).map(|c| c.access());
+    let plain = Policy::default();
+    // Built-ins that compute values pass.
+    for sql in [
+        "SELECT upper(name), length(name), coalesce(a, 0), now(), date_trunc('month', d) FROM t",
+        "SELECT count(*), string_agg(name, ','), row_number() OVER () FROM t GROUP BY 1",
+        "SELECT * FROM generate_series(1, 3)",
+        "SELECT pg_typeof(1), json_build_object('a', 1), random()",
+    ] {
+        assert_eq!(read(sql, &plain), Ok(Access::Read), "{sql}");
+    }
+    // Those with lasting effects, that read by a name in a string, or that
+    // show the server's settings or catalog never run, in any mode.
+    for f in [
+        "pg_create_physical_replication_slot('evil')",
+        "pg_drop_replication_slot('keep')",
+        "pg_stat_reset()",
+        "pg_stat_reset_shared('bgwriter')",
+        "pg_try_advisory_lock(1)",
+        "pg_advisory_lock_shared(1)",
+        "pg_advisory_lock(1)",
+        "pg_backup_start('x')",
+        "table_to_xml('payroll', true, false, '')",
+        "schema_to_xml('public', true, false, '')",
+        "database_to_xml(true, false, '')",
+        "query_to_xml('select 1', true, false, '')",
+        "dblink_connect_u('host=127.0.0.1')",
+        "dblink_fetch('c', 10)",
+        "current_setting('data_directory')",
+        "pg_get_viewdef('v'::regclass)",
+        "has_table_privilege('payroll', 'SELECT')",
+        "to_regclass('payroll')",
+        "some_extension_function()",
+    ] {
+        for sql in [
+            format!("SELECT {f}"),
+            format!("SELECT * FROM t WHERE a = {f}"),
+        ] {
+            for policy in [Policy::new(false), Policy::new(true)] {
+                let r = read(&sql, &policy);
+                assert!(matches!(r, Err(Refusal::Forbidden { .. })), "{sql}: {r:?}");
+            }
+        }
+    }
+    // The database's own functions: as its catalog marks them.
+    let functions = std::sync::Arc::new(UserFunctions {
+        functions: [
+            ("pay_total".to_string(), false),
+            ("add_row".to_string(), true),
+            ("upper".to_string(), false),
+        ]
+        .into_iter()
+        .collect(),
+    });
+    let with = |allow_write: bool, hiding: bool| Policy {
+        allow_write,
+        hidden: hiding.then(|| std::sync::Arc::new(Hidden::new(["payroll".to_string()], vec![]))),
+        functions: Some(functions.clone()),
+    };
+    assert_eq!(
+        read("SELECT pay_total()", &with(false, false)),
+        Ok(Access::Read)
+    );
+    assert!(matches!(
+        read("SELECT add_row()", &with(false, false)),
+        Err(Refusal::Write { .. })
+    ));
+    assert_eq!(
+        read("SELECT add_row()", &with(true, false)),
+        Ok(Access::Write)
+    );
+    for sql in [
+        "SELECT pay_total()",
+        "SELECT public.upper('a')",
+        "SELECT upper(name) FROM t",
+    ] {
+        let r = read(sql, &with(false, true));
+        assert!(matches!(r, Err(Refusal::Forbidden { .. })), "{sql}: {r:?}");
+    }
 }

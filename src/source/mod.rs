@@ -260,6 +260,12 @@ pub trait DataSource: Send {
         None
     }
 
+    /// The functions the database defines itself, as its catalog describes
+    /// them (SPEC §4.2, "Behind a name"); `None` where the gate needs none.
+    fn user_functions(&self) -> Option<std::sync::Arc<crate::safety::UserFunctions>> {
+        None
+    }
+
     /// Things the user should know about the source as opened (a data file
     /// in a folder that was skipped, and why).
     fn warnings(&self) -> Vec<String> {

@@ -28,7 +28,7 @@ use super::{
     quote_ident, table_ref, CancelToken, Column, DataSource, EngineKind, ExecError, Guard,
     OpenOptions, QueryStats, RowSink, Since, SourceError, Value,
 };
-use crate::safety::{Access, CheckedSql};
+use crate::safety::{Access, CheckedSql, UserFunctions};
 use crate::schema::{offer_sample, sample_targets, TableKind, SAMPLE_ROWS};
 use crate::schema::{Catalog, ColumnInfo, ForeignKey, Table};
 
@@ -43,7 +43,18 @@ pub(crate) struct PostgresSource {
     live: Liveness,
     options: OpenOptions,
     status: ServerStatus,
+    /// The database's own functions (SPEC §4.2, "Behind a name"), read
+    /// once and again after a write.
+    functions: std::sync::Mutex<Option<Arc<UserFunctions>>>,
 }
+
+/// The database's own functions: not built in (oid past the bootstrap
+/// range), not an extension's, with whether any overload is volatile.
+const USER_FUNCTIONS: &str = "SELECT lower(p.proname), bool_or(p.provolatile = 'v') \
+     FROM pg_proc p \
+     WHERE p.oid >= 16384 AND NOT EXISTS (SELECT 1 FROM pg_depend d \
+       WHERE d.classid = 'pg_proc'::regclass AND d.objid = p.oid AND d.deptype = 'e') \
+     GROUP BY 1";
 
 impl PostgresSource {
     pub(crate) fn open(spec: &ServerSpec, options: OpenOptions) -> Result<Self, SourceError> {
@@ -94,6 +105,7 @@ impl PostgresSource {
                 read_only: false,
                 tls: false,
             },
+            functions: std::sync::Mutex::new(None),
         };
         let facts = source
             .internal(
@@ -272,6 +284,25 @@ impl DataSource for PostgresSource {
         self.fingerprint_since(None).map(|since| since.key)
     }
 
+    fn user_functions(&self) -> Option<Arc<UserFunctions>> {
+        let mut cached = self.functions.lock().ok()?;
+        if cached.is_none() {
+            let read = self.internal(USER_FUNCTIONS, None).ok()?;
+            let functions = read
+                .rows
+                .iter()
+                .filter_map(|r| match (r.first(), r.get(1)) {
+                    (Some(Value::Text(name)), Some(Value::Bool(volatile))) => {
+                        Some((name.clone(), *volatile))
+                    }
+                    _ => None,
+                })
+                .collect();
+            *cached = Some(Arc::new(UserFunctions { functions }));
+        }
+        cached.clone()
+    }
+
     /// `QUICK` (has the server written anything at all?) and
     /// `FINGERPRINT` (the catalog's checksums), see
     /// [`server::quick_then_full`].
@@ -288,6 +319,12 @@ impl DataSource for PostgresSource {
         // A source opened read-only runs everything as a read, whatever the
         // statement claims to be.
         let write = sql.access() == Access::Write && self.options.allow_write;
+        if write {
+            // It may define or drop a function.
+            if let Ok(mut cached) = self.functions.lock() {
+                *cached = None;
+            }
+        }
         let interrupted = server::Interrupted::default();
         Guard::execute(
             sql,
@@ -438,6 +475,55 @@ const FINGERPRINT: &str = "\
 /// for the samples of the tables read through other servers). Per-table
 /// facts (comment, privilege) are taken once per table, in a subquery the
 /// planner keeps apart (`OFFSET 0`), not once per column.
+/// What each view (and materialized view) reaches, from the server's own
+/// record of what its rewrite rule depends on (`pg_depend`), through
+/// every level of views: the tables below it, and `?` where a function
+/// the database defines stands in it, whose body is not followed (SPEC
+/// §4.2, "Behind a name").
+const VIEW_REACHES: &str = "WITH RECURSIVE dep(view, ref) AS ( \
+       SELECT r.ev_class, d.refobjid FROM pg_rewrite r JOIN pg_depend d \
+         ON d.classid = 'pg_rewrite'::regclass AND d.objid = r.oid \
+        AND d.refclassid = 'pg_class'::regclass AND d.refobjid <> r.ev_class \
+       UNION \
+       SELECT dep.view, d.refobjid FROM dep JOIN pg_rewrite r ON r.ev_class = dep.ref \
+         JOIN pg_depend d ON d.classid = 'pg_rewrite'::regclass AND d.objid = r.oid \
+        AND d.refclassid = 'pg_class'::regclass AND d.refobjid <> r.ev_class), \
+     fun(view) AS (SELECT r.ev_class FROM pg_rewrite r JOIN pg_depend d \
+         ON d.classid = 'pg_rewrite'::regclass AND d.objid = r.oid \
+        AND d.refclassid = 'pg_proc'::regclass AND d.refobjid >= 16384), \
+     named(oid, name) AS (SELECT c.oid, CASE WHEN n.nspname = current_schema() THEN c.relname \
+         ELSE n.nspname || '.' || c.relname END FROM pg_class c \
+         JOIN pg_namespace n ON n.oid = c.relnamespace) \
+     SELECT v.name, c.name FROM dep JOIN named v ON v.oid = dep.view JOIN named c ON c.oid = dep.ref \
+       JOIN pg_class k ON k.oid = dep.ref WHERE k.relkind IN ('r', 'p', 'f', 'm') \
+     UNION \
+     SELECT v.name, '?' FROM named v WHERE v.oid IN (SELECT view FROM fun) \
+        OR v.oid IN (SELECT dep.view FROM dep WHERE dep.ref IN (SELECT view FROM fun))";
+
+fn view_reaches(source: &PostgresSource, tables: &mut [Table]) -> Result<(), ExecError> {
+    if !tables.iter().any(|t| t.kind == TableKind::View) {
+        return Ok(());
+    }
+    let found = source.internal(VIEW_REACHES, None)?;
+    for r in &found.rows {
+        let (Some(view), Some(reached)) = (r.first().and_then(text), r.get(1).and_then(text))
+        else {
+            continue;
+        };
+        if let Some(t) = tables.iter_mut().find(|t| t.name == view) {
+            let reached = if reached == "?" {
+                crate::schema::REACHES_UNKNOWN.to_string()
+            } else {
+                reached.to_lowercase()
+            };
+            if !t.reaches.contains(&reached) {
+                t.reaches.push(reached);
+            }
+        }
+    }
+    Ok(())
+}
+
 fn introspect(source: &PostgresSource) -> Result<Catalog, ExecError> {
     let columns = source.internal(
         "SELECT n.nspname, c.relname, c.relkind::text, a.attname, \
@@ -512,6 +598,7 @@ fn introspect(source: &PostgresSource) -> Result<Catalog, ExecError> {
     } else {
         HashSet::new()
     };
+    view_reaches(source, &mut tables)?;
     // Foreign keys: column lists joined with a unit separator, in key order.
     // Those a partition inherits, or that point at one, are the parent's
     // and already listed once.

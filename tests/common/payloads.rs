@@ -510,7 +510,44 @@ pub const PAYLOADS: &[Payload] = &[
     // `staff_deep` over it), DuckDB macros `pay_total()`, `pay_rows()` and
     // `lower(x)` (shadowing the built-in) over payroll, and SQLite the
     // hidden FTS table `payfts` and ANALYZE's statistics.
-    p(H, "view-over-hidden", "sd", "SELECT * FROM staff_view"),
+    p(H, "view-over-hidden", "sdp", "SELECT * FROM staff_view"),
+    p(H, "function-over-hidden", "p", "SELECT staff_total() AS t"),
+    p(H, "view-over-function", "p", "SELECT * FROM staff_fn_view"),
+    p(
+        H,
+        "pg-table-to-xml",
+        "p",
+        "SELECT table_to_xml('payroll', true, false, '') AS x",
+    ),
+    p(
+        H,
+        "pg-schema-to-xml",
+        "p",
+        "SELECT schema_to_xml('public', true, false, '') AS x",
+    ),
+    p(H, "pg-database-to-xml", "p", "SELECT database_to_xml(true, false, '') AS x"),
+    p(
+        E,
+        "pg-replication-slot",
+        "p",
+        "SELECT pg_create_physical_replication_slot('aiq_evil') AS s",
+    ),
+    p(
+        E,
+        "pg-drop-slot",
+        "p",
+        "SELECT pg_drop_replication_slot('aiq_keep') AS s",
+    ),
+    p(E, "pg-stat-reset", "p", "SELECT pg_stat_reset() AS s"),
+    p(E, "pg-advisory-lock", "p", "SELECT pg_try_advisory_lock(42) AS l"),
+    p(E, "pg-advisory-shared", "p", "SELECT pg_advisory_lock_shared(42) AS l"),
+    p(E, "pg-backup-start", "p", "SELECT pg_backup_start('aiq') AS b"),
+    p(
+        E,
+        "pg-current-setting",
+        "p",
+        "SELECT current_setting('data_directory') AS d",
+    ),
     p(H, "view-nested", "d", "SELECT * FROM staff_deep"),
     p(
         H,

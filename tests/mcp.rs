@@ -1040,3 +1040,68 @@ fn without_a_token_one_is_made_and_printed_once() {
         .assert()
         .code(2);
 }
+
+/// A statement nested far past what the gate reads (200,000 additions —
+/// 30,000 through `-e`, whose argument is bounded — and 20,000
+/// parentheses) gets a refusal through every way in, and the server, the
+/// Lua program and the process go on (SPEC §4.2).
+#[test]
+fn a_deep_statement_is_refused_and_every_way_in_goes_on() {
+    let sb = Sandbox::new();
+    let shops = three_shops(&sb);
+    let chain = format!("SELECT 1{} AS n", " + 1".repeat(200_000));
+    let parentheses = format!("SELECT {}1{} AS n", "(".repeat(20_000), ")".repeat(20_000));
+    // One argument holds at most 128 KiB: 30,000 additions through -e.
+    let argument = format!("SELECT 1{} AS n", " + 1".repeat(30_000));
+    for deep in [&argument, &parentheses] {
+        let out = sb.aiq().args([&shops[0], "-e", deep]).output().unwrap();
+        assert_eq!(out.status.code(), Some(5), "{}", common::stderr_of(&out));
+        assert!(common::stderr_of(&out).contains("too deeply nested"));
+    }
+    // Lua: pcall catches the refusal and the program goes on.
+    let script = sb.path().join("deep.lua");
+    std::fs::write(
+        &script,
+        format!(
+            "local ok, err = pcall(aiq.query, \"{chain}\")\n\
+             print(ok, string.find(tostring(err), 'too deeply nested') ~= nil)\n\
+             print(aiq.query('SELECT count(*) AS n FROM customers')[1].n)\n"
+        ),
+    )
+    .unwrap();
+    let out = sb
+        .aiq()
+        .args([&shops[0], "--lua", script.to_str().unwrap()])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(0), "{}", common::stderr_of(&out));
+    assert_eq!(common::stdout_of(&out), "false\ttrue\n5\n");
+    // MCP: the refusal is a tool error, and the next call answers.
+    let Some(python) = mcp::python() else { return };
+    let mut aiq = vec!["mcp".to_string()];
+    aiq.extend(shops.iter().cloned());
+    let calls = json!([
+        {"source": "shop", "sql": chain},
+        {"source": "shop_2", "sql": parentheses},
+        {"source": "shop", "sql": "SELECT count(*) AS n FROM customers"},
+    ]);
+    let file = sb.path().join("home").join("plan-deep.json");
+    std::fs::write(&file, serde_json::to_vec(&calls).unwrap()).unwrap();
+    let out = mcp::run(&mut driver(
+        &sb,
+        python,
+        "corpus",
+        Era::Modern,
+        &["--plan", file.to_str().unwrap()],
+        Target::Stdio(&args_of(&aiq)),
+    ));
+    let results = out["results"].as_array().unwrap();
+    for r in &results[..2] {
+        assert_eq!(r["is_error"], true, "{r}");
+        assert!(
+            r["text"].as_str().unwrap().contains("too deeply nested"),
+            "{r}"
+        );
+    }
+    assert_eq!(results[2]["is_error"], false, "{}", results[2]);
+}

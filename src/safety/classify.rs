@@ -481,13 +481,8 @@ impl Visitor for Walker {
 fn postgres_function_allowed(name: &str) -> bool {
     static LIST: std::sync::OnceLock<std::collections::HashSet<&'static str>> =
         std::sync::OnceLock::new();
-    LIST.get_or_init(|| {
-        include_str!("postgres_functions.txt")
-            .lines()
-            .filter(|l| !l.is_empty() && !l.starts_with('#'))
-            .collect()
-    })
-    .contains(name)
+    LIST.get_or_init(|| super::allow_list(include_str!("postgres_functions.txt")))
+        .contains(name)
 }
 
 /// What the policy being checked says of functions, for the walk on

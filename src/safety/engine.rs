@@ -57,13 +57,8 @@ pub(super) const UNKNOWN_FUNCTION: &str =
 fn duckdb_function_allowed(name: &str) -> bool {
     static LIST: std::sync::OnceLock<std::collections::HashSet<&'static str>> =
         std::sync::OnceLock::new();
-    LIST.get_or_init(|| {
-        include_str!("duckdb_functions.txt")
-            .lines()
-            .filter(|l| !l.is_empty() && !l.starts_with('#'))
-            .collect()
-    })
-    .contains(name)
+    LIST.get_or_init(|| super::allow_list(include_str!("duckdb_functions.txt")))
+        .contains(name)
 }
 
 /// Whether DuckDB may run the function `name` (lowercase) in a query: one

@@ -28,6 +28,14 @@ pub use classify::{pragma_changes_data, pragma_only_reads};
 pub use engine::{duckdb_allows, EngineReading, TABLE_NAMING_FUNCTIONS};
 pub use hidden::{is_catalog, Hidden};
 
+/// The names of an allow-list file (`duckdb_functions.txt`…): one a line,
+/// `#` lines are comments.
+fn allow_list(text: &'static str) -> std::collections::HashSet<&'static str> {
+    text.lines()
+        .filter(|l| !l.is_empty() && !l.starts_with('#'))
+        .collect()
+}
+
 /// The SQL dialect a source speaks.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Dialect {

@@ -542,12 +542,7 @@ pub const PAYLOADS: &[Payload] = &[
     p(E, "pg-advisory-lock", "p", "SELECT pg_try_advisory_lock(42) AS l"),
     p(E, "pg-advisory-shared", "p", "SELECT pg_advisory_lock_shared(42) AS l"),
     p(E, "pg-backup-start", "p", "SELECT pg_backup_start('aiq') AS b"),
-    p(
-        E,
-        "pg-current-setting",
-        "p",
-        "SELECT current_setting('data_directory') AS d",
-    ),
+
     p(H, "view-nested", "d", "SELECT * FROM staff_deep"),
     p(
         H,

@@ -235,6 +235,42 @@ pub struct Guard {
     hidden_columns: Vec<String>,
 }
 
+/// The tables `privacy` leaves out of `catalog`, lowercased: those it
+/// does not show, and what reaches one of them — a view over a hidden
+/// table or over another such view, a table that stores one (SPEC §4.2,
+/// "Behind a name") — and, while tables are hidden, what reaches a catalog
+/// or what the engine could not follow.
+fn left_out(privacy: &Privacy, catalog: &Catalog) -> HashSet<String> {
+    let mut out: HashSet<String> = catalog
+        .tables
+        .iter()
+        .filter(|t| !privacy.shows_table(&t.name))
+        .map(|t| t.name.to_lowercase())
+        .collect();
+    let hides = privacy.hides_tables();
+    loop {
+        let more: Vec<String> = catalog
+            .tables
+            .iter()
+            .map(|t| t.name.to_lowercase())
+            .zip(&catalog.tables)
+            .filter(|(name, t)| {
+                !out.contains(name)
+                    && t.reaches.iter().any(|r| {
+                        out.contains(r)
+                            || !privacy.shows_table(r)
+                            || (hides && (is_catalog(r) || r == REACHES_UNKNOWN))
+                    })
+            })
+            .map(|(name, _)| name)
+            .collect();
+        if more.is_empty() {
+            return out;
+        }
+        out.extend(more);
+    }
+}
+
 /// What the model reads instead of values of a redacted column.
 pub const WITHHELD: &str = "values not sent: they include a redacted column";
 /// What the model reads instead of values with `send_results = false`.
@@ -252,14 +288,9 @@ impl Guard {
         let mut redacted = Vec::new();
         let mut names = HashSet::new();
         let mut hidden_columns = Vec::new();
+        let left_out = left_out(&privacy, full);
         for table in &full.tables {
-            // A view over a hidden table, or a table that stores one, is
-            // hidden with it (SPEC §4.2, "Behind a name").
-            let reaches_hidden = table.reaches.iter().any(|r| {
-                !privacy.shows_table(r)
-                    || (privacy.hides_tables() && (is_catalog(r) || r == REACHES_UNKNOWN))
-            });
-            if !privacy.shows_table(&table.name) || reaches_hidden {
+            if left_out.contains(&table.name.to_lowercase()) {
                 hidden_names.push(table.name.clone());
                 continue;
             }
@@ -544,6 +575,8 @@ mod tests {
         full.tables.push(view("lists", &["duckdb_tables"]));
         full.tables.push(view("unknown", &[REACHES_UNKNOWN]));
         full.tables.push(view("order_totals", &["orders"]));
+        // A view over a view over a hidden table, as MySQL's catalog tells it.
+        full.tables.push(view("staff_top", &["staff"]));
         let privacy = Privacy {
             exclude: vec!["hr_*".into(), "payroll".into()],
             ..Privacy::default()
@@ -553,7 +586,7 @@ mod tests {
         assert_eq!(names, ["customers", "orders", "order_totals"]);
         let policy = guard.policy(false);
         let hidden = policy.hidden.as_ref().unwrap();
-        for name in ["staff", "deep", "lists", "unknown"] {
+        for name in ["staff", "deep", "lists", "unknown", "staff_top"] {
             assert!(hidden.hides(name), "{name}");
         }
         // With nothing hidden, a view over the catalog is just a view.

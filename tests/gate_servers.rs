@@ -64,7 +64,12 @@ fn with_payroll(server: &Server) {
                 user = servers::USER
             )
         }
-        servers::Engine::MariaDb => format!("{create} ANALYZE TABLE payroll;"),
+        // Views over the hidden table, one over the other.
+        servers::Engine::MariaDb => format!(
+            "{create} ANALYZE TABLE payroll;
+             CREATE VIEW staff_view AS SELECT * FROM payroll;
+             CREATE VIEW staff_deep AS SELECT emp_id FROM staff_view;"
+        ),
     });
 }
 

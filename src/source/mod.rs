@@ -546,6 +546,45 @@ pub(crate) fn quote_ident(name: &str) -> String {
 /// A table as the catalog reports it (`table` or `schema.table`), quoted:
 /// part by part, or whole when the dot is the name's own
 /// ([`Table::one_name`](crate::schema::Table::one_name)).
+/// What a view reaches, read from the SQL the server keeps for it
+/// (`information_schema.VIEWS`, ClickHouse's `as_select`) where the server
+/// records no dependencies: every word of it that names one of `tables`
+/// (a column of the same name counts too: erring toward hiding), and
+/// [`crate::schema::REACHES_UNKNOWN`] for a function the database defines
+/// (`functions`) or a definition the login may not see. Views among the
+/// tables are followed by the privacy guard, level by level.
+pub(crate) fn reaches_by_words(
+    definition: &str,
+    dialect: &dyn sqlparser::dialect::Dialect,
+    tables: &std::collections::HashSet<String>,
+    functions: &std::collections::HashSet<String>,
+) -> Vec<String> {
+    use sqlparser::tokenizer::{Token, Tokenizer};
+    let unknown = || vec![crate::schema::REACHES_UNKNOWN.to_string()];
+    if definition.trim().is_empty() {
+        return unknown();
+    }
+    let Ok(tokens) = Tokenizer::new(dialect, definition).tokenize() else {
+        return unknown();
+    };
+    let mut reached: Vec<String> = Vec::new();
+    for token in tokens {
+        let Token::Word(w) = token else { continue };
+        let word = w.value.to_lowercase();
+        let hit = if tables.contains(&word) {
+            word
+        } else if functions.contains(&word) {
+            crate::schema::REACHES_UNKNOWN.to_string()
+        } else {
+            continue;
+        };
+        if !reached.contains(&hit) {
+            reached.push(hit);
+        }
+    }
+    reached
+}
+
 pub(crate) fn table_ref(table: &crate::schema::Table) -> String {
     match table.name.split_once('.') {
         Some((schema, name)) if !table.one_name => {

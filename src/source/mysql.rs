@@ -15,6 +15,7 @@ use std::time::Duration;
 use tokio::sync::Mutex;
 
 use chrono::{NaiveDate, NaiveDateTime, NaiveTime};
+use sqlparser::dialect::MySqlDialect;
 use sqlx::mysql::{MySqlColumn, MySqlConnectOptions, MySqlConnection, MySqlQueryResult, MySqlRow};
 use sqlx::{Column as _, ConnectOptions, Connection, Executor, Row, Statement, TypeInfo};
 
@@ -516,6 +517,42 @@ const MARIADB_QUICK: &str = "\
 /// tables against 80 ms for the two alone), foreign keys in a third,
 /// samples in a fourth; partitioned tables' partitions in one more when
 /// there are any (see [`describe_partitions`]).
+/// What each view reaches (SPEC §4.2, "Behind a name"), from the SQL the
+/// server keeps for it; a view whose SQL cannot be read reaches what is
+/// unknown.
+fn view_reaches(source: &MySqlSource, tables: &mut [Table]) {
+    if !tables.iter().any(|t| t.kind == TableKind::View) {
+        return;
+    }
+    let read = |sql: &str| source.internal(sql, None).map(|c| c.rows);
+    let definitions = read(
+        "SELECT TABLE_NAME, VIEW_DEFINITION FROM information_schema.VIEWS \
+         WHERE TABLE_SCHEMA = DATABASE()",
+    );
+    let functions: HashSet<String> = read(
+        "SELECT ROUTINE_NAME FROM information_schema.ROUTINES WHERE ROUTINE_SCHEMA = DATABASE()",
+    )
+    .unwrap_or_default()
+    .iter()
+    .filter_map(|r| r.first().and_then(text))
+    .map(|n| n.to_lowercase())
+    .collect();
+    let names: HashSet<String> = tables.iter().map(|t| t.name.to_lowercase()).collect();
+    let definitions: HashMap<String, String> = definitions
+        .unwrap_or_default()
+        .iter()
+        .filter_map(|r| Some((r.first().and_then(text)?, r.get(1).and_then(text)?)))
+        .collect();
+    for t in tables.iter_mut().filter(|t| t.kind == TableKind::View) {
+        let definition = definitions.get(&t.name).map_or("", String::as_str);
+        let own = t.name.to_lowercase();
+        t.reaches = super::reaches_by_words(definition, &MySqlDialect {}, &names, &functions)
+            .into_iter()
+            .filter(|r| *r != own)
+            .collect();
+    }
+}
+
 fn introspect(source: &MySqlSource) -> Result<Catalog, ExecError> {
     let described = source.internal(
         "SELECT TABLE_NAME, TABLE_TYPE, TABLE_ROWS, TABLE_COMMENT, ENGINE, CREATE_OPTIONS \
@@ -608,6 +645,7 @@ fn introspect(source: &MySqlSource) -> Result<Catalog, ExecError> {
             });
         }
     }
+    view_reaches(source, &mut tables);
     // This one opens every table: a remote table whose server does not
     // answer (a Spider shard that is down) fails it, and then the schema
     // goes without foreign keys rather than unread.

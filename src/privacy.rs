@@ -229,9 +229,9 @@ pub struct Guard {
     /// Every visible table and column name, lowercased: an error message
     /// may quote these to the model.
     names: HashSet<String>,
-    /// Columns taken out of visible tables, lowercased: bare (where no
-    /// visible column has the name) and as `table.column`, for
-    /// [`Guard::scrub`].
+    /// Columns taken out of visible tables, and hidden tables' columns,
+    /// lowercased: bare (where no visible column has the name) and as
+    /// `table.column`, for [`Guard::scrub`].
     hidden_columns: Vec<String>,
 }
 
@@ -292,6 +292,12 @@ impl Guard {
         for table in &full.tables {
             if left_out.contains(&table.name.to_lowercase()) {
                 hidden_names.push(table.name.clone());
+                // An engine's "did you mean" may name its columns too.
+                for c in &table.columns {
+                    let column = c.name.to_lowercase();
+                    hidden_columns.push(format!("{}.{column}", table.name.to_lowercase()));
+                    hidden_columns.push(column);
+                }
                 continue;
             }
             for c in &table.columns {
@@ -446,6 +452,11 @@ impl Guard {
     /// also a column's name stays.
     pub fn scrub(&self, text: &str) -> String {
         let mut out = text.to_string();
+        // `table.column` before the tables, so a hidden table's column
+        // does not stay behind its masked table.
+        for column in self.hidden_columns.iter().filter(|c| c.contains('.')) {
+            out = replace_word(&out, column, "(hidden column)");
+        }
         if let Some(hidden) = &self.hidden {
             let mut names: Vec<&str> = hidden.names().collect();
             // Longest first, so `hr.reviews` goes before `reviews`.
@@ -454,11 +465,8 @@ impl Guard {
                 out = replace_word(&out, name, "(hidden table)");
             }
         }
-        for column in &self.hidden_columns {
-            out = match column.contains('.') {
-                true => replace_word(&out, column, "(hidden column)"),
-                false => replace_quoted(&out, column, "(hidden column)"),
-            };
+        for column in self.hidden_columns.iter().filter(|c| !c.contains('.')) {
+            out = replace_quoted(&out, column, "(hidden column)");
         }
         out
     }
@@ -617,6 +625,29 @@ mod tests {
         assert_eq!(
             guard.scrub("Table with name payrol does not exist! Did you mean \"Payroll\"? (not payroll_x)"),
             "Table with name payrol does not exist! Did you mean \"(hidden table)\"? (not payroll_x)"
+        );
+        // Nor is a hidden table's column, with or without its table.
+        let mut with_payroll = catalog();
+        with_payroll.tables.push(Table {
+            name: "payroll_view".into(),
+            kind: crate::schema::TableKind::View,
+            columns: vec![ColumnInfo {
+                name: "salary_code".into(),
+                ..ColumnInfo::default()
+            }],
+            reaches: vec!["payroll".into()],
+            ..Table::default()
+        });
+        let (hiding, _) = Guard::new(
+            Privacy {
+                exclude: vec!["payroll".into()],
+                ..Privacy::default()
+            },
+            &with_payroll,
+        );
+        assert_eq!(
+            hiding.scrub("Did you mean \"payroll_view.salary_code\"? or \"salary_code\"?"),
+            "Did you mean \"(hidden column)\"? or \"(hidden column)\"?"
         );
         // A column left out is not named by an engine's suggestions
         // either, quoted or with its table; the same word unquoted stays.

@@ -9,7 +9,9 @@
 //! (`system.tables.comment`, `total_rows`); what a release lacks is left
 //! out, never guessed.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
+
+use sqlparser::dialect::ClickHouseDialect;
 
 use super::clickhouse::ClickHouseSource;
 use super::server::{sample_columns_up_to, text, SAMPLE_BUDGET};
@@ -26,6 +28,48 @@ struct Described {
     engine: String,
     engine_full: String,
     sorting_key: String,
+}
+
+/// Engines whose table stands for a query of other tables.
+const QUERY_ENGINES: &[&str] = &["View", "LiveView", "MaterializedView", "WindowView"];
+
+/// What views, materialized views and Distributed tables reach (SPEC §4.2,
+/// "Behind a name"): the tables their query, or their engine's arguments,
+/// name, read from what the server keeps (`create_table_query`,
+/// `engine_full`).
+fn reaches(source: &ClickHouseSource, tables: &mut [Described]) -> Result<(), ExecError> {
+    let names: HashSet<String> = tables.iter().map(|d| d.table.name.to_lowercase()).collect();
+    let none = HashSet::new();
+    let words = |text: &str, own: &str| -> Vec<String> {
+        super::reaches_by_words(text, &ClickHouseDialect {}, &names, &none)
+            .into_iter()
+            .filter(|r| r != own)
+            .collect()
+    };
+    for d in tables.iter_mut().filter(|d| d.engine == "Distributed") {
+        let own = d.table.name.to_lowercase();
+        d.table.reaches = words(&d.engine_full, &own);
+    }
+    if !tables
+        .iter()
+        .any(|d| QUERY_ENGINES.contains(&d.engine.as_str()))
+    {
+        return Ok(());
+    }
+    let queries = source.internal(
+        "SELECT name, create_table_query FROM system.tables \
+         WHERE database = currentDatabase() \
+           AND engine IN ('View', 'LiveView', 'MaterializedView', 'WindowView')",
+        None,
+    )?;
+    for r in &queries.rows {
+        let name = r.first().and_then(text).unwrap_or_default();
+        if let Some(d) = tables.iter_mut().find(|d| d.table.name == name) {
+            let query = r.get(1).and_then(text).unwrap_or_default();
+            d.table.reaches = words(&query, &name.to_lowercase());
+        }
+    }
+    Ok(())
 }
 
 /// Tables and views of the source's database, with columns, row counts,
@@ -97,6 +141,7 @@ pub(super) fn introspect(source: &ClickHouseSource, version: &str) -> Result<Cat
             }
         }
     }
+    reaches(source, &mut tables)?;
     let columns = source.internal(
         "SELECT table, name, type, comment FROM system.columns \
          WHERE database = currentDatabase()",

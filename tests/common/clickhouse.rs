@@ -241,7 +241,8 @@ fn fixture(i: usize) -> String {
          CREATE TABLE shop.events AS shop.events_local ENGINE = Distributed(two_shards, shop, events_local, id);
          CREATE TABLE shop.kinds (id UInt64, i8 Int8, u64 UInt64, i64 Int64, dec Decimal(38, 10), f Float64, s Nullable(String), lc LowCardinality(String), fs FixedString(4), d Date, dt DateTime, dtz DateTime('Asia/Tokyo'), u UUID, e Enum8('small' = 1, 'large' = 2), arr Array(Nullable(String)), nested Array(Array(UInt32)), tup Tuple(Int32, String), ip UInt32) ENGINE = MergeTree ORDER BY id;
          CREATE TABLE shop.payroll (id UInt32, salary_cents UInt32, secret_note String) ENGINE = MergeTree ORDER BY id;
-         CREATE VIEW shop.big_spenders AS SELECT customer_id, sum(total) AS spent FROM shop.orders GROUP BY customer_id;\n",
+         CREATE VIEW shop.big_spenders AS SELECT customer_id, sum(total) AS spent FROM shop.orders GROUP BY customer_id;
+         CREATE VIEW shop.staff_view AS SELECT id, salary_cents, secret_note FROM shop.payroll;\n",
     );
     for (id, name, country, vip, signup) in CUSTOMERS {
         sql.push_str(&format!(

@@ -510,7 +510,7 @@ pub const PAYLOADS: &[Payload] = &[
     // `staff_deep` over it), DuckDB macros `pay_total()`, `pay_rows()` and
     // `lower(x)` (shadowing the built-in) over payroll, and SQLite the
     // hidden FTS table `payfts` and ANALYZE's statistics.
-    p(H, "view-over-hidden", "sdpm", "SELECT * FROM staff_view"),
+    p(H, "view-over-hidden", "sdpmk", "SELECT * FROM staff_view"),
     p(H, "view-over-view", "m", "SELECT * FROM staff_deep"),
     p(H, "function-over-hidden", "p", "SELECT staff_total() AS t"),
     p(H, "view-over-function", "p", "SELECT * FROM staff_fn_view"),

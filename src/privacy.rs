@@ -252,17 +252,15 @@ fn left_out(privacy: &Privacy, catalog: &Catalog) -> HashSet<String> {
         let more: Vec<String> = catalog
             .tables
             .iter()
-            .map(|t| t.name.to_lowercase())
-            .zip(&catalog.tables)
-            .filter(|(name, t)| {
-                !out.contains(name)
-                    && t.reaches.iter().any(|r| {
-                        out.contains(r)
-                            || !privacy.shows_table(r)
-                            || (hides && (is_catalog(r) || r == REACHES_UNKNOWN))
-                    })
+            .filter(|t| {
+                t.reaches.iter().any(|r| {
+                    out.contains(r)
+                        || !privacy.shows_table(r)
+                        || (hides && (is_catalog(r) || r == REACHES_UNKNOWN))
+                })
             })
-            .map(|(name, _)| name)
+            .map(|t| t.name.to_lowercase())
+            .filter(|name| !out.contains(name))
             .collect();
         if more.is_empty() {
             return out;

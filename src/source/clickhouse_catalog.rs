@@ -40,11 +40,8 @@ const QUERY_ENGINES: &[&str] = &["View", "LiveView", "MaterializedView", "Window
 fn reaches(source: &ClickHouseSource, tables: &mut [Described]) -> Result<(), ExecError> {
     let names: HashSet<String> = tables.iter().map(|d| d.table.name.to_lowercase()).collect();
     let none = HashSet::new();
-    let words = |text: &str, own: &str| -> Vec<String> {
-        super::reaches_by_words(text, &ClickHouseDialect {}, &names, &none)
-            .into_iter()
-            .filter(|r| r != own)
-            .collect()
+    let words = |text: &str, own: &str| {
+        super::reaches_by_words(own, text, &ClickHouseDialect {}, &names, &none)
     };
     for d in tables.iter_mut().filter(|d| d.engine == "Distributed") {
         let own = d.table.name.to_lowercase();

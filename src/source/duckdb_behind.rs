@@ -147,7 +147,7 @@ pub(crate) fn expand(gate: &DuckGate, reading: &mut EngineReading, objects: &Use
     if !reading.query || objects.is_empty() {
         return;
     }
-    let mut seen: HashSet<String> = HashSet::new();
+    let mut seen: HashSet<(bool, String)> = HashSet::new();
     let mut level = 0;
     loop {
         let named: Vec<(bool, String)> = reading
@@ -165,7 +165,7 @@ pub(crate) fn expand(gate: &DuckGate, reading: &mut EngineReading, objects: &Use
                     .filter(|f| objects.macros.contains_key(*f))
                     .map(|f| (false, f.clone())),
             )
-            .filter(|(view, name)| seen.insert(format!("{view}:{name}")))
+            .filter(|named| seen.insert(named.clone()))
             .collect();
         if named.is_empty() {
             return;
@@ -205,33 +205,28 @@ pub(crate) fn expand(gate: &DuckGate, reading: &mut EngineReading, objects: &Use
 /// Adds `inner`'s reads and calls to `reading`'s.
 fn merge(reading: &mut EngineReading, inner: EngineReading) {
     match (&mut reading.reads, inner.reads) {
-        (Some(reads), Some(more)) => {
-            for r in more {
-                if !reads.contains(&r) {
-                    reads.push(r);
-                }
-            }
-        }
+        (Some(reads), Some(more)) => add_new(reads, more),
         (reads, _) => {
             *reads = None;
             reading.opaque = true;
         }
     }
-    for f in inner.calls {
-        if !reading.calls.contains(&f) {
-            reading.calls.push(f);
-        }
-    }
-    for f in inner.table_calls {
-        if !reading.table_calls.contains(&f) {
-            reading.table_calls.push(f);
+    add_new(&mut reading.calls, inner.calls);
+    add_new(&mut reading.table_calls, inner.table_calls);
+}
+
+/// Appends the items of `more` that `list` does not hold yet.
+fn add_new(list: &mut Vec<String>, more: Vec<String>) {
+    for item in more {
+        if !list.contains(&item) {
+            list.push(item);
         }
     }
 }
 
-/// What the view `name` reaches, lowercased: the tables its query reads
-/// through every level of views and macros, and the catalog functions it
-/// calls; `None` when that cannot be read.
+/// What `query` (reading one view) reaches, lowercased: the tables it
+/// reads through every level of views and macros, and the catalog
+/// functions it calls; `None` when that cannot be read.
 pub(crate) fn reaches(gate: &DuckGate, objects: &UserObjects, query: &str) -> Option<Vec<String>> {
     let mut reading = gate.read(query).ok()?;
     expand(gate, &mut reading, objects);

@@ -546,14 +546,16 @@ pub(crate) fn quote_ident(name: &str) -> String {
 /// A table as the catalog reports it (`table` or `schema.table`), quoted:
 /// part by part, or whole when the dot is the name's own
 /// ([`Table::one_name`](crate::schema::Table::one_name)).
-/// What a view reaches, read from the SQL the server keeps for it
-/// (`information_schema.VIEWS`, ClickHouse's `as_select`) where the server
-/// records no dependencies: every word of it that names one of `tables`
-/// (a column of the same name counts too: erring toward hiding), and
+/// What the view `own` (lowercase) reaches, read from the SQL the server
+/// keeps for it (`information_schema.VIEWS`, ClickHouse's
+/// `create_table_query`) where the server records no dependencies: every
+/// word of it other than `own` that names one of `tables` (a column of
+/// the same name counts too: erring toward hiding), and
 /// [`crate::schema::REACHES_UNKNOWN`] for a function the database defines
 /// (`functions`) or a definition the login may not see. Views among the
 /// tables are followed by the privacy guard, level by level.
 pub(crate) fn reaches_by_words(
+    own: &str,
     definition: &str,
     dialect: &dyn sqlparser::dialect::Dialect,
     tables: &std::collections::HashSet<String>,
@@ -571,7 +573,9 @@ pub(crate) fn reaches_by_words(
     for token in tokens {
         let Token::Word(w) = token else { continue };
         let word = w.value.to_lowercase();
-        let hit = if tables.contains(&word) {
+        let hit = if word == own {
+            continue;
+        } else if tables.contains(&word) {
             word
         } else if functions.contains(&word) {
             crate::schema::REACHES_UNKNOWN.to_string()

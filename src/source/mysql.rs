@@ -545,11 +545,13 @@ fn view_reaches(source: &MySqlSource, tables: &mut [Table]) {
         .collect();
     for t in tables.iter_mut().filter(|t| t.kind == TableKind::View) {
         let definition = definitions.get(&t.name).map_or("", String::as_str);
-        let own = t.name.to_lowercase();
-        t.reaches = super::reaches_by_words(definition, &MySqlDialect {}, &names, &functions)
-            .into_iter()
-            .filter(|r| *r != own)
-            .collect();
+        t.reaches = super::reaches_by_words(
+            &t.name.to_lowercase(),
+            definition,
+            &MySqlDialect {},
+            &names,
+            &functions,
+        );
     }
 }
 

@@ -370,6 +370,7 @@ fn privacy_keys(t: &mut toml_edit::Table, p: &crate::privacy::PrivacyConfig) {
         ("include", &p.include),
         ("exclude", &p.exclude),
         ("redact", &p.redact),
+        ("allow_functions", &p.allow_functions),
     ] {
         if let Some(v) = value {
             t[key] = list(v);
@@ -523,6 +524,7 @@ pub const TEMPLATE: &str = r#"# aiq configuration. Every key is optional; the va
 # samples = true                 # sample values in the prompt
 # send_results = true            # result previews in later prompts
 # redact = ["customers.email", "*.phone"]   # values that never leave the machine
+# allow_functions = ["fiscal_quarter"]      # the database's functions you vouch for
 
 [lua]                            # the Lua sandbox (--lua FILE, --mode lua, /mode lua)
 # timeout_secs = 10              # wall clock of one run, statements included

@@ -104,7 +104,10 @@ impl Context<'_> {
     ) -> Result<Policy, AiqError> {
         let privacy = self.privacy_of(resolved);
         if !privacy.hides_tables() {
-            return Ok(Policy::new(allow_write));
+            return Ok(Policy {
+                vouched: privacy.allow_functions.clone(),
+                ..Policy::new(allow_write)
+            });
         }
         let catalog = catalog_of(&self.config.home, resolved, source, false)?;
         Ok(Guard::new(privacy, &catalog).0.policy(allow_write))

@@ -25,7 +25,7 @@ use sqlparser::dialect::GenericDialect;
 use sqlparser::tokenizer::{Token, Tokenizer};
 
 use crate::safety::{is_catalog, Hidden, Policy};
-use crate::schema::{Catalog, REACHES_UNKNOWN};
+use crate::schema::{Catalog, Table, REACHES_UNKNOWN};
 
 /// The privacy keys, as `[privacy]` and each `[sources.NAME]` table hold
 /// them (unset keys fall back: source → `[privacy]` → default).
@@ -37,6 +37,7 @@ pub struct PrivacyConfig {
     pub samples: Option<bool>,
     pub send_results: Option<bool>,
     pub redact: Option<Vec<String>>,
+    pub allow_functions: Option<Vec<String>>,
 }
 
 /// The effective privacy settings of one source.
@@ -54,6 +55,10 @@ pub struct Privacy {
     pub send_results: bool,
     /// `table.column` patterns whose values never leave the machine.
     pub redact: Vec<String>,
+    /// Functions the user vouches for (lowercase): the database's own
+    /// run while tables are hidden, and names not on the engine's
+    /// allow-list run (SPEC §4.2, "Behind a name").
+    pub allow_functions: Vec<String>,
 }
 
 impl Default for Privacy {
@@ -65,6 +70,7 @@ impl Default for Privacy {
             samples: true,
             send_results: true,
             redact: Vec::new(),
+            allow_functions: Vec::new(),
         }
     }
 }
@@ -101,6 +107,7 @@ impl Privacy {
             samples: own.samples.or(global.samples).unwrap_or(true),
             send_results: own.send_results.or(global.send_results).unwrap_or(true),
             redact: both(&global.redact, &own.redact),
+            allow_functions: both(&global.allow_functions, &own.allow_functions),
         }
     }
 
@@ -233,6 +240,9 @@ pub struct Guard {
     /// lowercased: bare (where no visible column has the name) and as
     /// `table.column`, for [`Guard::scrub`].
     hidden_columns: Vec<String>,
+    /// The tables left out, as the catalog names them (name, kind and
+    /// `one_name` only), for `aiq doctor`'s check of the login.
+    hidden_tables: Arc<Vec<Table>>,
 }
 
 /// The tables `privacy` leaves out of `catalog`, lowercased: those it
@@ -286,10 +296,17 @@ impl Guard {
         let mut redacted = Vec::new();
         let mut names = HashSet::new();
         let mut hidden_columns = Vec::new();
+        let mut hidden_tables = Vec::new();
         let left_out = left_out(&privacy, full);
         for table in &full.tables {
             if left_out.contains(&table.name.to_lowercase()) {
                 hidden_names.push(table.name.clone());
+                hidden_tables.push(Table {
+                    name: table.name.clone(),
+                    kind: table.kind,
+                    one_name: table.one_name,
+                    ..Table::default()
+                });
                 // An engine's "did you mean" may name its columns too.
                 for c in &table.columns {
                     let column = c.name.to_lowercase();
@@ -340,9 +357,16 @@ impl Guard {
                 redacted,
                 names,
                 hidden_columns,
+                hidden_tables: Arc::new(hidden_tables),
             },
             seen,
         )
+    }
+
+    /// The tables the source hides from the model, as its catalog names
+    /// them (name, kind and `one_name`; no columns).
+    pub fn hidden_tables(&self) -> &[Table] {
+        &self.hidden_tables
     }
 
     /// The settings applied.
@@ -356,6 +380,7 @@ impl Guard {
             allow_write,
             hidden: self.hidden.clone(),
             functions: None,
+            vouched: self.privacy.allow_functions.clone(),
         }
     }
 

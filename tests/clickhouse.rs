@@ -18,6 +18,9 @@ use std::time::{Duration, Instant};
 use common::attack::{self, Engine};
 use common::clickhouse::{cluster, Cluster, Shard};
 use common::findings::{report, Finding};
+use common::least_privilege::{
+    blocks, doctor, fine, reads_payroll, superuser, READER, READER_PASSWORD,
+};
 use common::llm::{ModelServer, Reply};
 use common::servers::PASSWORD;
 use common::ways::{self, Target};
@@ -644,4 +647,134 @@ fn sandbox(c: &Cluster) -> (Sandbox, String) {
         c.first().url()
     ));
     (sb, outside.display().to_string())
+}
+
+/// `aiq doctor` on ClickHouse 18.16: a login whose profile lets it write
+/// is warned of, and so is every hidden table (a release without table
+/// grants lets a login read every table of its databases), without
+/// changing doctor's exit code; the login docs/safety.md makes for such a
+/// release (a read-only profile allowed the source's database only, the
+/// hidden table moved to a database of its own) gets one `ok`, reads the
+/// visible tables, and the server refuses it the hidden one and writes.
+/// The page's statements for servers with SQL users (20.5 on) do not run
+/// on 18.16 and are not run here.
+#[test]
+fn doctor_says_what_a_clickhouse_login_could_do_past_the_gate() {
+    let Some(c) = cluster() else { return };
+    let _lock = lock();
+    let shard = c.first();
+    shard.admin(
+        "CREATE DATABASE sales;
+         CREATE TABLE sales.customers (id Int32, name String) ENGINE = MergeTree ORDER BY id;
+         CREATE TABLE sales.orders (id Int32, customer_id Int32, total Decimal(10, 2)) ENGINE = MergeTree ORDER BY id;
+         CREATE TABLE sales.payroll (id Int32, salary_cents Int32) ENGINE = MergeTree ORDER BY id;
+         INSERT INTO sales.customers VALUES (1, 'Ada');
+         INSERT INTO sales.orders VALUES (1, 1, 9.50);
+         INSERT INTO sales.payroll VALUES (1, 7340000);",
+    );
+    let url = |login: &str| format!("clickhouse://{login}@127.0.0.1:{}/sales", shard.http_port);
+    let analyst = format!("analyst:{PASSWORD}");
+    let (code, lines) = doctor(&url(&analyst));
+    assert_eq!(code, Some(0), "{lines:?}");
+    assert_eq!(
+        lines,
+        [
+            superuser(
+                "analyst",
+                "is not read-only on the server (readonly = 0 in its settings)"
+            ),
+            reads_payroll("analyst"),
+        ]
+    );
+    let (_, lines) = doctor(&url(&format!("viewer:{PASSWORD}")));
+    assert_eq!(lines, [reads_payroll("viewer")]);
+
+    let sql = blocks("### ClickHouse", "sql");
+    assert_eq!(sql.len(), 2, "{sql:?}");
+    assert!(sql[0].starts_with("CREATE USER aiq_reader"), "{}", sql[0]);
+    let xml = &blocks("### ClickHouse", "xml")[0];
+    std::fs::create_dir_all(shard.users_d()).unwrap();
+    std::fs::write(shard.users_d().join("aiq.xml"), xml).unwrap();
+    shard.admin(&sql[1]);
+    let read = |sql: &str| shard.as_login(READER, READER_PASSWORD, "sales", sql);
+    let deadline = Instant::now() + Duration::from_secs(60);
+    while read("SELECT 1").is_err() && Instant::now() < deadline {
+        std::thread::sleep(Duration::from_millis(250));
+    }
+    let (code, lines) = doctor(&url(&format!("{READER}:{READER_PASSWORD}")));
+    assert_eq!((code, lines), (Some(0), vec![fine(READER, false)]));
+    assert_eq!(
+        read("SELECT (SELECT count() FROM customers) + (SELECT count() FROM orders)"),
+        Ok("2\n".to_string())
+    );
+    let refused = read("SELECT * FROM sales_private.payroll").unwrap_err();
+    assert!(
+        refused.contains("Access denied to database sales_private"),
+        "{refused}"
+    );
+    let refused = read("INSERT INTO customers VALUES (2, 'Bob')").unwrap_err();
+    assert!(refused.contains("readonly"), "{refused}");
+}
+
+/// Forms of ClickHouse's own that the first check once refused as
+/// unparsable run and answer (issue: false refusals), and the table
+/// functions the docs list answer as the docs say.
+#[test]
+fn clickhouse_forms_run_as_the_server_reads_them() {
+    let Some(c) = cluster() else { return };
+    let sb = Sandbox::new();
+    let url = c.first().url();
+    for (sql, want) in [
+        ("WITH 1 AS x SELECT x", "x\n1\n"),
+        ("WITH 2 AS x, x * 3 AS y SELECT x, y", "x,y\n2,6\n"),
+        (
+            "WITH (SELECT max(id) FROM events) AS m SELECT m",
+            "m\n6\n",
+        ),
+        (
+            "SELECT id FROM events WHERE id GLOBAL IN (SELECT id FROM events WHERE kind = 'buy') ORDER BY id",
+            "id\n3\n6\n",
+        ),
+        (
+            "SELECT id FROM events WHERE id GLOBAL NOT IN (SELECT id FROM events WHERE kind != 'buy') ORDER BY id",
+            "id\n3\n6\n",
+        ),
+        ("SELECT (1, 'a').1 AS a, (1, 'a').2 AS b", "a,b\n1,a\n"),
+        (
+            "SELECT count() AS n FROM events_local AS e JOIN events_local AS f USING id",
+            "n\n3\n",
+        ),
+        (
+            "SELECT x FROM (SELECT [1, 2] AS arr) ARRAY JOIN arr AS x",
+            "x\n1\n2\n",
+        ),
+    ] {
+        let out = exec(&sb, &url, sql, "csv");
+        assert_eq!(
+            (out.status.code(), stdout_of(&out).as_str()),
+            (Some(0), want),
+            "{sql}\n{}",
+            stderr_of(&out)
+        );
+    }
+    // The table functions aiq allows pass its gate; this release refuses
+    // them in the read-only session aiq keeps, and the message says what
+    // to write instead, which runs.
+    for sql in [
+        "SELECT number FROM numbers(3)",
+        "SELECT * FROM zeros(2)",
+        "SELECT * FROM values('a UInt8', 1, 2)",
+    ] {
+        let out = exec(&sb, &url, sql, "csv");
+        let err = stderr_of(&out);
+        assert_eq!(out.status.code(), Some(1), "{sql}\n{err}");
+        assert!(
+            err.contains("refuses table functions such as numbers() in a read-only session")
+                && err.contains("arrayJoin(range(10))")
+                && !err.contains("refused:"),
+            "{sql}\n{err}"
+        );
+    }
+    let out = exec(&sb, &url, "SELECT arrayJoin(range(3)) AS number", "csv");
+    assert_eq!(stdout_of(&out), "number\n0\n1\n2\n", "{}", stderr_of(&out));
 }

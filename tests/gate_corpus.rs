@@ -1,6 +1,7 @@
 //! The generated attacker's corpus (SPEC §4.2, §4.3; tests/common/attack.rs)
-//! against SQLite, a DuckDB file and a CSV folder, each holding a hidden
-//! table `payroll` (`exclude = ["payroll"]`) and a folder of secrets
+//! against SQLite, a DuckDB file, a CSV folder and a glob over part of it,
+//! each holding a hidden table `payroll` (`exclude = ["payroll"]`; for the
+//! glob, a `payroll.csv` it does not match) and a folder of secrets
 //! beside it (the CSV folder also a link `pw.csv` into it, which must not
 //! be served), through every way in — the whole corpus through one Lua
 //! script and one MCP session per batch, a stratified sample through
@@ -72,7 +73,7 @@ fn fixture(engine: Engine) -> Fixture {
             drop(conn);
             db
         }
-        Engine::Csv => {
+        Engine::Csv | Engine::Glob => {
             let dir = sb.shop_csv();
             std::fs::write(
                 dir.join("payroll.csv"),
@@ -82,13 +83,22 @@ fn fixture(engine: Engine) -> Fixture {
             // A link out of the folder: never served (SPEC §4.2).
             std::os::unix::fs::symlink(outside.join(attack::OUTSIDE_FILE), dir.join("pw.csv"))
                 .unwrap();
-            dir
+            match engine {
+                // Only the customers' files are the glob's; payroll.csv,
+                // orders.csv and the link beside them are not.
+                Engine::Glob => dir.join("cust*.csv"),
+                _ => dir,
+            }
         }
         Engine::Postgres | Engine::MariaDb => unreachable!("servers: tests/gate_servers.rs"),
         Engine::ClickHouse => unreachable!("ClickHouse: tests/clickhouse.rs"),
     };
+    let name = match engine {
+        Engine::Glob => "name = \"customers\"\n",
+        _ => "",
+    };
     sb.write_config(&format!(
-        "[sources]\ndefault = \"shop\"\n[sources.shop]\nurl = \"{}\"\nexclude = [\"payroll\", \"payfts\"]\n\
+        "[sources]\ndefault = \"shop\"\n[sources.shop]\nurl = \"{}\"\n{name}exclude = [\"payroll\", \"payfts\"]\n\
          [lua]\ntimeout_secs = 1200\nmemory_mb = 1024\nmax_output_kb = 1048576\n",
         source.display()
     ));
@@ -219,4 +229,19 @@ fn csv_lua() {
 #[test]
 fn csv_mcp() {
     attack(Engine::Csv, Way::Mcp);
+}
+
+#[test]
+fn glob_exec() {
+    attack(Engine::Glob, Way::Exec);
+}
+
+#[test]
+fn glob_lua() {
+    attack(Engine::Glob, Way::Lua);
+}
+
+#[test]
+fn glob_mcp() {
+    attack(Engine::Glob, Way::Mcp);
 }

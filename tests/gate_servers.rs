@@ -2,8 +2,10 @@
 //! allowed corpus (tests/common/allowed.rs) against the real PostgreSQL
 //! and MariaDB servers of tests/common/servers.rs, each holding a hidden
 //! table `payroll` (`exclude = ["payroll"]`): the whole corpus through one
-//! Lua script per batch and a stratified sample through `-e`, read-only
-//! and with `--allow-write` (never `--yes`): the tables' rows unchanged,
+//! Lua script per batch, a stratified sample through `-e`, and through one
+//! MCP session per batch (the whole corpus read-only, the sample with
+//! `--allow-write`), read-only and with `--allow-write` (never `--yes`):
+//! the tables' rows unchanged,
 //! nothing hidden shown, the source still answering; and the read-only
 //! statements people write run with the right rows. Under
 //! `AIQ_REQUIRE_SERVERS=1` (CI) a missing server fails instead of skipping.
@@ -64,11 +66,21 @@ fn with_payroll(server: &Server) {
                 user = servers::USER
             )
         }
-        // Views over the hidden table, one over the other.
+        // Views over the hidden table, one over the other; stored
+        // functions over it: one reading, one named like a built-in of
+        // MySQL's, one that inserts into it.
         servers::Engine::MariaDb => format!(
             "{create} ANALYZE TABLE payroll;
              CREATE VIEW staff_view AS SELECT * FROM payroll;
-             CREATE VIEW staff_deep AS SELECT emp_id FROM staff_view;"
+             CREATE VIEW staff_deep AS SELECT emp_id FROM staff_view;
+             CREATE FUNCTION staff_total() RETURNS BIGINT READS SQL DATA
+               RETURN (SELECT max(salary_cents) FROM payroll);
+             CREATE FUNCTION regexp_like(a TEXT, b TEXT) RETURNS BIGINT READS SQL DATA
+               RETURN (SELECT max(salary_cents) FROM payroll);
+             DELIMITER //
+             CREATE FUNCTION staff_add() RETURNS INT MODIFIES SQL DATA
+             BEGIN INSERT INTO payroll VALUES (2, 0, 'added'); RETURN 1; END //
+             DELIMITER ;"
         ),
     });
 }
@@ -121,11 +133,17 @@ fn attack(server: Option<&'static Server>) {
         sent += corpus.len() + sample.len();
         findings.extend(ways::run_lua(&target, &corpus));
         findings.extend(ways::run_exec(&target, &sample));
+        // MCP: the whole corpus read-only, the sample with --allow-write.
+        if let Some(python) = common::mcp::python() {
+            let through = if allow_write { &sample } else { &corpus };
+            sent += through.len();
+            findings.extend(common::mcp_attack::run_mcp(&target, python, through));
+        }
     }
     let after = rows(server);
     let text = report(&findings);
     eprintln!(
-        "{} through lua and -e: {sent} variants in {:.1} s; {}",
+        "{} through lua, -e and mcp: {sent} variants in {:.1} s; {}",
         engine.name(),
         started.elapsed().as_secs_f64(),
         text.lines().next().unwrap_or_default()

@@ -1,8 +1,9 @@
 //! PostgreSQL and MariaDB sources against real servers that the tests start
 //! themselves (tests/common/servers.rs): typed rows, schema, the hostile
 //! corpus in each dialect, passwords kept out of everything, timeouts,
-//! server-side cancel, streaming, writes with --allow-write, doctor and
-//! saved sources.
+//! server-side cancel, streaming, writes with --allow-write, doctor (what
+//! the login could do past the gate, and the least-privilege login
+//! docs/safety.md makes) and saved sources.
 
 mod common;
 
@@ -13,8 +14,11 @@ use std::process::Stdio;
 use std::time::{Duration, Instant};
 
 use common::corpus::POSTGRES_HOSTILE;
+use common::least_privilege::{
+    blocks, doctor, fine, reads_payroll, replication, superuser, READER, READER_PASSWORD, SALES,
+};
 use common::llm::{ModelServer, Reply};
-use common::servers::{self, Engine, Server, PASSWORD};
+use common::servers::{self, Engine, Server, PASSWORD, USER};
 use common::{replace_bytes, stderr_of, stdout_of, Sandbox};
 use serde_json::{json, Value};
 
@@ -103,6 +107,125 @@ fn postgres_rows_are_typed() {
         stdout_of(&out),
         "exact,arr,b\n12345678901234567890.0123456789,\"[1,null,3]\",\\xdeadbeef\n"
     );
+}
+
+/// PostgreSQL forms the first check once refused as unparsable run and
+/// answer, and functions off the allow-list are refused by name.
+#[test]
+fn postgres_forms_run_as_the_server_reads_them() {
+    let Some(pg) = servers::postgres() else {
+        return;
+    };
+    let sb = Sandbox::new();
+    for (sql, want) in [
+        (
+            "SELECT * FROM ROWS FROM (generate_series(1, 3), generate_series(1, 2)) AS t(a, b)",
+            "a,b\n1,1\n2,2\n3,\n",
+        ),
+        (
+            "SELECT xmlelement(name p, 'hi')::text AS x",
+            "x\n<p>hi</p>\n",
+        ),
+        (
+            "SELECT 2 BETWEEN SYMMETRIC 3 AND 1 AS s, 2 BETWEEN 3 AND 1 AS plain",
+            "s,plain\ntrue,false\n",
+        ),
+    ] {
+        let out = exec(&sb, &pg.url(), sql, "csv");
+        assert_eq!(
+            (out.status.code(), stdout_of(&out).as_str()),
+            (Some(0), want),
+            "{sql}\n{}",
+            stderr_of(&out)
+        );
+    }
+}
+
+/// MariaDB's stored functions, as its catalog describes them: one
+/// declared `MODIFIES SQL DATA` is a write (refused read-only, run with
+/// `--allow-write --yes`); while a table is hidden none runs unless
+/// `allow_functions` vouches for it; one taking the name of MySQL's
+/// built-in `regexp_like` is known as the database's own.
+#[test]
+fn mariadb_stored_functions_are_what_the_catalog_says() {
+    let Some(db) = servers::mariadb() else {
+        return;
+    };
+    let _catalog = catalog_lock();
+    db.admin(&format!(
+        "CREATE DATABASE IF NOT EXISTS fx;
+         GRANT ALL ON fx.* TO '{user}'@'%';
+         USE fx;
+         CREATE TABLE IF NOT EXISTS ledger (n INT);
+         CREATE TABLE IF NOT EXISTS secret (n INT);
+         CREATE OR REPLACE FUNCTION doubled(x INT) RETURNS INT DETERMINISTIC RETURN x * 2;
+         CREATE OR REPLACE FUNCTION regexp_like(a TEXT, b TEXT) RETURNS INT READS SQL DATA
+           RETURN (SELECT count(*) FROM secret);
+         DELIMITER //
+         CREATE OR REPLACE FUNCTION add_row() RETURNS INT MODIFIES SQL DATA
+         BEGIN INSERT INTO ledger VALUES (1); RETURN 1; END //
+         DELIMITER ;",
+        user = servers::USER
+    ));
+    let url = db.url().replace("/shop", "/fx");
+    let rows = || db.admin_in("fx", "SELECT count(*) FROM ledger");
+    let before = rows();
+    let sb = Sandbox::new();
+    let out = exec(&sb, &url, "SELECT add_row() AS r", "csv");
+    assert_eq!(out.status.code(), Some(5), "{}", stderr_of(&out));
+    assert!(
+        stderr_of(&out).contains("add_row() (the database marks it as changing data)"),
+        "{}",
+        stderr_of(&out)
+    );
+    assert_eq!(rows(), before);
+    let out = sb
+        .aiq()
+        .args([
+            &url,
+            "--allow-write",
+            "--yes",
+            "-e",
+            "SELECT add_row() AS r",
+        ])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(0), "{}", stderr_of(&out));
+    assert_ne!(rows(), before);
+    // With `secret` hidden: the database's functions do not run, unless
+    // vouched for; a built-in still does.
+    for (vouch, code) in [("", 5), ("allow_functions = [\"doubled\"]\n", 0)] {
+        sb.write_config(&format!(
+            "[sources.fx]\nurl = \"{url}\"\nexclude = [\"secret\"]\n{vouch}"
+        ));
+        let out = sb
+            .aiq()
+            .args(["fx", "-e", "SELECT doubled(21) AS d", "-f", "csv"])
+            .output()
+            .unwrap();
+        assert_eq!(out.status.code(), Some(code), "{vouch}{}", stderr_of(&out));
+        if code == 0 {
+            assert_eq!(stdout_of(&out), "d\n42\n");
+        } else {
+            assert!(
+                stderr_of(&out).contains("allow_functions"),
+                "{}",
+                stderr_of(&out)
+            );
+        }
+        let out = sb
+            .aiq()
+            .args(["fx", "-e", "SELECT regexp_like('a', 'b') AS n"])
+            .output()
+            .unwrap();
+        assert_eq!(out.status.code(), Some(5), "{}", stderr_of(&out));
+        let out = sb
+            .aiq()
+            .args(["fx", "-e", "SELECT upper('a') AS u", "-f", "csv"])
+            .output()
+            .unwrap();
+        assert_eq!(stdout_of(&out), "u\nA\n", "{}", stderr_of(&out));
+    }
 }
 
 #[test]
@@ -1051,4 +1174,140 @@ fn unknown_names_are_answered_with_the_closest_ones() {
             server.engine
         );
     }
+}
+
+/// A server of its own for the least-privilege tests, with the page's
+/// `sales` database; `None` (skipped) without the server.
+fn sales_server(engine: Engine) -> Option<Server> {
+    let name = format!("{engine:?}");
+    servers::started_or_skipped(&name, || {
+        let server = match engine {
+            Engine::Postgres => servers::launch_postgres("pg-logins")?,
+            Engine::MariaDb => servers::launch_mariadb("mariadb-logins")?,
+        };
+        server.admin("CREATE DATABASE sales");
+        match engine {
+            // The test login owns the tables, as `shop`'s.
+            Engine::Postgres => server.admin_in(
+                "sales",
+                &format!(
+                    "GRANT ALL ON SCHEMA public TO {USER}; SET ROLE {USER}; {SALES} RESET ROLE;"
+                ),
+            ),
+            Engine::MariaDb => server.admin_in(
+                "sales",
+                &format!("GRANT ALL ON sales.* TO '{USER}'@'%'; {SALES}"),
+            ),
+        };
+        Ok(server)
+    })
+}
+
+/// `aiq doctor` on PostgreSQL warns of a superuser (or a login that may
+/// become one), of REPLICATION and of a hidden table the login may read,
+/// without changing its exit code; the login docs/safety.md makes gets
+/// one `ok`, reads the visible tables, and the server refuses it the
+/// hidden one.
+#[test]
+fn doctor_says_what_a_postgres_login_could_do_past_the_gate() {
+    let Some(server) = sales_server(Engine::Postgres) else {
+        return;
+    };
+    let url = |login: &str| format!("postgres://{login}@127.0.0.1:{}/sales", server.port);
+    let (code, lines) = doctor(&url("postgres"));
+    assert_eq!(code, Some(0), "{lines:?}");
+    assert_eq!(
+        lines,
+        [
+            superuser("postgres", "is a superuser"),
+            replication("postgres", "has REPLICATION"),
+            reads_payroll("postgres"),
+        ]
+    );
+    let (_, lines) = doctor(&url(&format!("{USER}:{PASSWORD}")));
+    assert_eq!(lines, [reads_payroll(USER)]);
+    server.admin_in(
+        "sales",
+        "CREATE ROLE admins SUPERUSER NOLOGIN;
+         CREATE ROLE climber LOGIN PASSWORD 'pw-Climber-1' IN ROLE admins;
+         CREATE ROLE copier LOGIN REPLICATION PASSWORD 'pw-Copier-1';",
+    );
+    let (_, lines) = doctor(&url("climber:pw-Climber-1"));
+    assert_eq!(
+        lines,
+        [superuser("climber", "may SET ROLE to the superuser admins")]
+    );
+    let (_, lines) = doctor(&url("copier:pw-Copier-1"));
+    assert_eq!(lines, [replication("copier", "has REPLICATION")]);
+
+    let statements = &blocks("### PostgreSQL", "sql")[0];
+    server.admin_in("sales", statements);
+    let (code, lines) = doctor(&url(&format!("{READER}:{READER_PASSWORD}")));
+    assert_eq!((code, lines), (Some(0), vec![fine(READER, true)]));
+    let read = |sql: &str| server.as_login(READER, READER_PASSWORD, "sales", sql);
+    assert_eq!(
+        read("SELECT count(*) FROM customers JOIN orders ON orders.customer_id = customers.id"),
+        Ok("1\n".to_string())
+    );
+    let refused = read("SELECT * FROM payroll").unwrap_err();
+    assert!(
+        refused.contains("permission denied for table payroll"),
+        "{refused}"
+    );
+}
+
+/// The same on MariaDB: `ALL PRIVILEGES ON *.*`, `REPLICATION SLAVE`, a
+/// hidden table read through a grant on the database or through the
+/// login's default role; the documented login gets one `ok` (the hidden
+/// table is not even in its catalog), and the server refuses it the
+/// hidden table.
+#[test]
+fn doctor_says_what_a_mariadb_login_could_do_past_the_gate() {
+    let Some(server) = sales_server(Engine::MariaDb) else {
+        return;
+    };
+    let url = |login: &str| format!("mysql://{login}@127.0.0.1:{}/sales", server.port);
+    server.admin(
+        "CREATE USER 'boss'@'%' IDENTIFIED BY 'pw-Boss-1';
+         GRANT ALL ON *.* TO 'boss'@'%' WITH GRANT OPTION;
+         CREATE ROLE payroll_reader;
+         GRANT SELECT ON sales.payroll TO payroll_reader;
+         CREATE USER 'copier'@'%' IDENTIFIED BY 'pw-Copier-1';
+         GRANT REPLICATION SLAVE ON *.* TO 'copier'@'%';
+         GRANT SELECT ON sales.customers TO 'copier'@'%';
+         GRANT payroll_reader TO 'copier'@'%';
+         SET DEFAULT ROLE payroll_reader FOR 'copier'@'%';",
+    );
+    let (code, lines) = doctor(&url("boss:pw-Boss-1"));
+    assert_eq!(code, Some(0), "{lines:?}");
+    assert_eq!(
+        lines,
+        [
+            superuser("boss@%", "has ALL PRIVILEGES ON *.*"),
+            reads_payroll("boss@%"),
+        ]
+    );
+    let (_, lines) = doctor(&url(&format!("{USER}:{PASSWORD}")));
+    assert_eq!(lines, [reads_payroll(&format!("{USER}@%"))]);
+    let (_, lines) = doctor(&url("copier:pw-Copier-1"));
+    assert_eq!(
+        lines,
+        [
+            replication("copier@%", "has REPLICATION SLAVE ON *.*"),
+            reads_payroll("copier@%"),
+        ]
+    );
+
+    let statements = &blocks("### MySQL and MariaDB", "sql")[0];
+    server.admin_in("sales", statements);
+    let (code, lines) = doctor(&url(&format!("{READER}:{READER_PASSWORD}")));
+    let reader = format!("{READER}@%");
+    assert_eq!((code, lines), (Some(0), vec![fine(&reader, false)]));
+    let read = |sql: &str| server.as_login(READER, READER_PASSWORD, "sales", sql);
+    assert_eq!(
+        read("SELECT count(*) FROM customers JOIN orders ON orders.customer_id = customers.id"),
+        Ok("1\n".to_string())
+    );
+    let refused = read("SELECT * FROM payroll").unwrap_err();
+    assert!(refused.contains("SELECT command denied"), "{refused}");
 }

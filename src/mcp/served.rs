@@ -298,6 +298,19 @@ impl DataSource for SharedSource {
         self.on_free(&CancelToken::new(), |source| source.read_statement(sql))?
     }
 
+    fn user_functions(&self) -> Option<std::sync::Arc<crate::safety::UserFunctions>> {
+        self.on_free(&CancelToken::new(), |source| source.user_functions())?
+    }
+
+    fn login_privileges(
+        &self,
+        hidden: &[crate::schema::Table],
+    ) -> Option<Result<crate::source::LoginPrivileges, SourceError>> {
+        self.on_free(&CancelToken::new(), |source| {
+            source.login_privileges(hidden)
+        })?
+    }
+
     fn warnings(&self) -> Vec<String> {
         self.first().warnings()
     }

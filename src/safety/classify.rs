@@ -10,6 +10,7 @@ use sqlparser::ast::{Expr, ObjectName, Query, SetExpr, Statement, TableFactor, V
 use sqlparser::dialect::ClickHouseDialect;
 use sqlparser::tokenizer::{Token, Tokenizer, Whitespace};
 
+use super::functions;
 use super::{Dialect, Refusal};
 
 /// The gate's verdict on one parsed statement.
@@ -138,6 +139,7 @@ const FORBIDDEN_FUNCTIONS: &[(&str, &str)] = &[
     ),
     // Server state that outlives the statement (SPEC §4.2): locks held
     // across calls, replication slots, statistics, backups.
+    ("get_lock", LASTING),
     ("pg_advisory_lock", LASTING),
     ("pg_advisory_lock_shared", LASTING),
     ("pg_try_advisory_lock", LASTING),
@@ -218,7 +220,6 @@ const WRITING_FUNCTIONS: &[&str] = &[
     "lo_from_bytea",
     "lo_put",
     "pg_notify",
-    "get_lock",
 ];
 
 /// File extensions that make a FROM name a file read (DuckDB's replacement scans).
@@ -445,11 +446,13 @@ impl Visitor for Walker {
             return self.see(clickhouse_table_function(&name));
         }
         if self.allow_list && !super::engine::duckdb_allows(&name) {
-            return self.see(unknown_function(&name));
+            return self.see(functions::unknown(&name));
         }
         match function_class(&name, true) {
             Some(class) => self.see(class),
-            None if self.dialect == Dialect::Postgres => self.see(postgres_function(&name)),
+            None if self.dialect == Dialect::Postgres => {
+                self.see(functions::verdict(self.dialect, &name))
+            }
             None => ControlFlow::Continue(()),
         }
     }
@@ -466,92 +469,16 @@ impl Visitor for Walker {
                 return self.see(class);
             }
             if self.allow_list && !super::engine::duckdb_allows(&name) {
-                return self.see(unknown_function(&name));
+                return self.see(functions::unknown(&name));
             }
-            if self.dialect == Dialect::Postgres {
-                return self.see(postgres_function(&name));
+            // DuckDB's queries are held to its list from its own parse
+            // tree (`engine.rs`); every other engine's here.
+            if self.dialect != Dialect::DuckDb {
+                return self.see(functions::verdict(self.dialect, &name));
             }
         }
         ControlFlow::Continue(())
     }
-}
-
-/// PostgreSQL's built-in functions a statement may call
-/// (`postgres_functions.txt`).
-fn postgres_function_allowed(name: &str) -> bool {
-    static LIST: std::sync::OnceLock<std::collections::HashSet<&'static str>> =
-        std::sync::OnceLock::new();
-    LIST.get_or_init(|| super::allow_list(include_str!("postgres_functions.txt")))
-        .contains(name)
-}
-
-/// What the policy being checked says of functions, for the walk on
-/// this thread: the database's own functions, and whether tables are
-/// hidden. Set by the gate for one statement's first pass.
-pub(super) struct Functions;
-
-#[derive(Clone, Default)]
-struct FunctionContext {
-    user: Option<std::sync::Arc<super::UserFunctions>>,
-    hiding: bool,
-}
-
-thread_local! {
-    static CONTEXT: std::cell::RefCell<FunctionContext> =
-        std::cell::RefCell::new(FunctionContext::default());
-}
-
-impl Functions {
-    /// Holds `policy`'s functions for the walks on this thread until dropped.
-    pub(super) fn set(policy: &super::Policy) -> Functions {
-        CONTEXT.with(|c| {
-            *c.borrow_mut() = FunctionContext {
-                user: policy.functions.clone(),
-                hiding: policy.hidden.is_some(),
-            }
-        });
-        Functions
-    }
-}
-
-impl Drop for Functions {
-    fn drop(&mut self) {
-        CONTEXT.with(|c| *c.borrow_mut() = FunctionContext::default());
-    }
-}
-
-/// The verdict on calling PostgreSQL's function `name` (lowercase, not
-/// refused or a write by name): the database's own function as its
-/// catalog describes it, else a built-in on the allow-list.
-fn postgres_function(name: &str) -> Class {
-    let context = CONTEXT.with(|c| c.borrow().clone());
-    if let Some(volatile) = context.user.as_ref().and_then(|u| u.functions.get(name)) {
-        return if context.hiding {
-            Class::Forbidden(
-                format!("the function {name}()"),
-                "it is defined in the database, and some tables of this source are hidden from aiq: what its body reads is not checked",
-            )
-        } else if *volatile {
-            Class::Write(format!(
-                "{name}() (the database marks it volatile: it may change data)"
-            ))
-        } else {
-            Class::Read
-        };
-    }
-    if postgres_function_allowed(name) {
-        Class::Read
-    } else {
-        unknown_function(name)
-    }
-}
-
-/// A function that is on no allow-list.
-fn unknown_function(name: &str) -> Class {
-    Class::Forbidden(
-        format!("the function {name}()"),
-        super::engine::UNKNOWN_FUNCTION,
-    )
 }
 
 /// A table name that is really a file (DuckDB's replacement scans:

@@ -53,19 +53,11 @@ const UNKNOWN: &str =
 pub(super) const UNKNOWN_FUNCTION: &str =
     "aiq only runs the engine's own functions that it knows read nothing by name and change nothing; a macro or a function it does not know could read hidden tables or files";
 
-/// DuckDB's built-in functions a query may call (`duckdb_functions.txt`).
-fn duckdb_function_allowed(name: &str) -> bool {
-    static LIST: std::sync::OnceLock<std::collections::HashSet<&'static str>> =
-        std::sync::OnceLock::new();
-    LIST.get_or_init(|| super::allow_list(include_str!("duckdb_functions.txt")))
-        .contains(name)
-}
-
 /// Whether DuckDB may run the function `name` (lowercase) in a query: one
 /// of its built-in scalar or aggregate functions on the allow-list, or a
 /// table function on [`DUCKDB_TABLE_FUNCTIONS`].
 pub fn duckdb_allows(name: &str) -> bool {
-    duckdb_function_allowed(name) || DUCKDB_TABLE_FUNCTIONS.contains(&name)
+    super::functions::duckdb(name) || DUCKDB_TABLE_FUNCTIONS.contains(&name)
 }
 
 /// DuckDB table functions known to only read the source or compute values.
@@ -412,6 +404,7 @@ mod tests {
                 vec![],
             ))),
             functions: None,
+            vouched: Vec::new(),
         };
         let named = EngineReading {
             statement: "SELECT * FROM payroll".into(),

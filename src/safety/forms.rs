@@ -8,7 +8,9 @@
 //!   expression lists, each checked;
 //! - DuckDB `USING SAMPLE …`/`TABLESAMPLE …` clauses, which hold only
 //!   numbers and sampling words: removed, and the rest checked;
-//! - `TABLE t` (PostgreSQL, MySQL, DuckDB), checked as `SELECT * FROM t`.
+//! - `TABLE t` (PostgreSQL, MySQL, DuckDB), checked as `SELECT * FROM t`;
+//! - the servers' own forms sqlparser does not read, rewritten into ones it
+//!   reads with the same names and calls (`server_forms.rs`).
 
 use sqlparser::dialect::{
     ClickHouseDialect, DuckDbDialect, MySqlDialect, PostgreSqlDialect, SQLiteDialect,
@@ -28,6 +30,9 @@ pub(super) fn special(text: &str, dialect: Dialect) -> Option<Verdict> {
         if let Some(stripped) = strip_samples(&tokens) {
             return Some(verdict(&stripped, dialect));
         }
+    }
+    if let Some(rewritten) = super::server_forms::rewrite(&tokens, dialect) {
+        return Some(verdict(&rewritten, dialect));
     }
     let sig: Vec<usize> = significant(&tokens);
     let first = word_at(&tokens, &sig, 0)?;
@@ -75,7 +80,7 @@ fn word_at(tokens: &[Token], sig: &[usize], n: usize) -> Option<String> {
     }
 }
 
-fn text_of(tokens: &[Token]) -> String {
+pub(super) fn text_of(tokens: &[Token]) -> String {
     tokens.iter().map(|t| t.to_string()).collect()
 }
 

@@ -10,7 +10,9 @@
 mod classify;
 mod engine;
 mod forms;
+mod functions;
 mod hidden;
+mod server_forms;
 #[cfg(test)]
 mod tests;
 
@@ -26,6 +28,7 @@ use sqlparser::tokenizer::{Token, Tokenizer};
 use classify::{classify, classify_pragma, statement_kind, Class};
 pub use classify::{pragma_changes_data, pragma_only_reads};
 pub use engine::{duckdb_allows, EngineReading, TABLE_NAMING_FUNCTIONS};
+pub use functions::sqlite_allows;
 pub use hidden::{is_catalog, Hidden};
 
 /// The names of an allow-list file (`duckdb_functions.txt`…): one a line,
@@ -72,6 +75,11 @@ pub struct Policy {
     /// describes them; any other function must be a built-in on the
     /// engine's allow-list.
     pub functions: Option<std::sync::Arc<UserFunctions>>,
+    /// Functions the user vouches for (`allow_functions`, lowercase): run
+    /// though not on the engine's allow-list, and while tables are hidden
+    /// though the database defines them. The never-allowed ones stay
+    /// refused.
+    pub vouched: Vec<String>,
 }
 
 impl Policy {
@@ -434,7 +442,7 @@ fn first_verdict(
         Some(hidden) => hidden.check(text, dialect),
         None => Ok(()),
     };
-    let _functions = classify::Functions::set(policy);
+    let _functions = functions::Functions::set(policy);
     (first_pass(text, dialect), hidden)
 }
 

@@ -392,6 +392,7 @@ fn clickhouse_catalog_is_refused_while_tables_are_hidden() {
             vec![],
         ))),
         functions: None,
+        vouched: Vec::new(),
     };
     for sql in [
         "SELECT name FROM system.tables",
@@ -616,6 +617,7 @@ fn postgres_functions_come_from_the_allow_list_or_the_catalog() {
         allow_write,
         hidden: hiding.then(|| std::sync::Arc::new(Hidden::new(["payroll".to_string()], vec![]))),
         functions: Some(functions.clone()),
+        vouched: Vec::new(),
     };
     assert_eq!(
         read("SELECT pay_total()", &with(false, false)),
@@ -636,5 +638,274 @@ fn postgres_functions_come_from_the_allow_list_or_the_catalog() {
     ] {
         let r = read(sql, &with(false, true));
         assert!(matches!(r, Err(Refusal::Forbidden { .. })), "{sql}: {r:?}");
+    }
+}
+
+#[test]
+fn mysql_clickhouse_and_sqlite_functions_come_from_their_allow_lists() {
+    let read = |sql: &str, dialect: Dialect, policy: &Policy| {
+        check(sql, dialect, policy).map(|c| c.access())
+    };
+    let plain = Policy::default();
+    let everyday = [
+        (
+            Dialect::MySql,
+            "SELECT DATE_FORMAT(NOW(), '%Y'), IFNULL(a, 0), COUNT(*), GROUP_CONCAT(x), LEFT(s, 2), \
+             CONCAT_WS(',', a, b), DATEDIFF(a, b), TIMESTAMPDIFF(DAY, a, b), JSON_EXTRACT(j, '$.a'), \
+             ROUND(x, 2), COALESCE(a, b), IF(a > 1, 'y', 'n'), YEAR(d), DATE_ADD(d, INTERVAL 1 DAY), \
+             ROW_NUMBER() OVER (ORDER BY a), SUBSTRING_INDEX(s, '.', 1), CURRENT_DATE, sleep(0) FROM t",
+        ),
+        (
+            Dialect::ClickHouse,
+            "SELECT toStartOfMonth(d), countIf(x > 1), uniqExact(u), sumIf(a, b), quantile(0.5)(x), \
+             arrayMap(x -> x + 1, arr), toDate('2020-01-01'), formatDateTime(now(), '%Y'), \
+             avgOrNull(x), groupArray(x), topK(3)(x), if(a, b, c), multiIf(a, 1, 2), \
+             uniqArrayIf(arr, a > 1), sumMergeState(s), toStartOfInterval(d, INTERVAL 1 hour), \
+             dateDiff('day', a, b), JSONExtractString(j, 'a') FROM t",
+        ),
+        (
+            Dialect::Sqlite,
+            "SELECT strftime('%Y', d), date('now'), substr(s, 1, 2), round(x, 2), abs(x), \
+             coalesce(a, b), ifnull(a, b), printf('%d', 1), total(x), group_concat(x, ','), \
+             json_extract(j, '$.a'), lower(s), length(s), instr(s, 'a'), count(DISTINCT a), \
+             iif(a, 1, 2), max(a) FROM t",
+        ),
+    ];
+    for (dialect, sql) in everyday {
+        assert_eq!(read(sql, dialect, &plain), Ok(Access::Read), "{dialect:?}");
+    }
+    // Reading by a name in a string, server files, lasting state, code.
+    let refused = [
+        (Dialect::MySql, "load_file('/etc/passwd')"),
+        (Dialect::MySql, "get_lock('x', 1)"),
+        (Dialect::MySql, "release_lock('x')"),
+        (Dialect::MySql, "is_used_lock('x')"),
+        (Dialect::MySql, "master_pos_wait('log', 1)"),
+        (Dialect::MySql, "statement_digest_text('select 1')"),
+        (Dialect::MySql, "sys_exec('id')"),
+        (Dialect::MySql, "some_udf(1)"),
+        (
+            Dialect::ClickHouse,
+            "hasColumnInTable('db', 'payroll', 'salary')",
+        ),
+        (
+            Dialect::ClickHouse,
+            "dictGetString('pay', 'salary', toUInt64(1))",
+        ),
+        (Dialect::ClickHouse, "dictGetOrNull('pay', 'salary', 1)"),
+        (Dialect::ClickHouse, "joinGet('payroll_join', 'salary', 1)"),
+        (
+            Dialect::ClickHouse,
+            "joinGetOrNull('payroll_join', 'salary', 1)",
+        ),
+        (Dialect::ClickHouse, "getMacro('shard')"),
+        (Dialect::ClickHouse, "filesystemAvailable()"),
+        (Dialect::ClickHouse, "file('x.csv')"),
+        (Dialect::ClickHouse, "getClientHTTPHeader('Authorization')"),
+        (Dialect::ClickHouse, "formatQuery('select 1')"),
+        (Dialect::ClickHouse, "regionToName(1)"),
+        (Dialect::ClickHouse, "my_udf(1)"),
+        (Dialect::Sqlite, "load_extension('x')"),
+        (Dialect::Sqlite, "fts3_tokenizer('x')"),
+        (Dialect::Sqlite, "rtreecheck('payroll_rtree')"),
+        (Dialect::Sqlite, "readfile('/etc/passwd')"),
+        (Dialect::Sqlite, "sqlite_log(1, 'x')"),
+    ];
+    for (dialect, f) in refused {
+        for sql in [
+            format!("SELECT {f}"),
+            format!("SELECT * FROM t WHERE a = {f}"),
+            format!("SELECT (SELECT {f})"),
+        ] {
+            for policy in [Policy::new(false), Policy::new(true)] {
+                let r = read(&sql, dialect, &policy);
+                assert!(
+                    matches!(r, Err(Refusal::Forbidden { .. })),
+                    "{dialect:?} {sql}: {r:?}"
+                );
+            }
+        }
+    }
+    // A stored function declared MODIFIES SQL DATA is a write; one that
+    // takes a built-in's name is known by the catalog first.
+    let functions = std::sync::Arc::new(UserFunctions {
+        functions: [
+            ("add_row".to_string(), true),
+            ("regexp_like".to_string(), false),
+        ]
+        .into_iter()
+        .collect(),
+    });
+    let with = |hiding: bool, vouched: &[&str]| Policy {
+        allow_write: false,
+        hidden: hiding.then(|| std::sync::Arc::new(Hidden::new(["payroll".to_string()], vec![]))),
+        functions: Some(functions.clone()),
+        vouched: vouched.iter().map(|v| v.to_string()).collect(),
+    };
+    assert!(matches!(
+        read("SELECT add_row()", Dialect::MySql, &with(false, &[])),
+        Err(Refusal::Write { .. })
+    ));
+    let r = read(
+        "SELECT regexp_like(a, 'x') FROM t",
+        Dialect::MySql,
+        &with(true, &[]),
+    );
+    assert!(matches!(r, Err(Refusal::Forbidden { .. })), "{r:?}");
+    // allow_functions: the user vouches for one of the database's own
+    // while tables are hidden (a write stays a write), or for a name not
+    // on the list; never for one refused by name.
+    assert_eq!(
+        read(
+            "SELECT regexp_like(a, 'x') FROM t",
+            Dialect::MySql,
+            &with(true, &["regexp_like"])
+        ),
+        Ok(Access::Read)
+    );
+    assert!(matches!(
+        read(
+            "SELECT add_row()",
+            Dialect::MySql,
+            &with(true, &["add_row"])
+        ),
+        Err(Refusal::Write { .. })
+    ));
+    assert_eq!(
+        read(
+            "SELECT my_udf(1)",
+            Dialect::ClickHouse,
+            &with(false, &["my_udf"])
+        ),
+        Ok(Access::Read)
+    );
+    for (dialect, f) in [
+        (Dialect::MySql, "load_file"),
+        (Dialect::ClickHouse, "file"),
+        (Dialect::Postgres, "pg_read_file"),
+    ] {
+        let r = read(&format!("SELECT {f}('x')"), dialect, &with(false, &[f]));
+        assert!(matches!(r, Err(Refusal::Forbidden { .. })), "{f}: {r:?}");
+    }
+}
+
+#[test]
+fn server_forms_sqlparser_cannot_read_are_checked_through_a_rewrite() {
+    // Read as the server reads them, once refused as unparsable.
+    for (d, sql) in [
+        (Dialect::ClickHouse, "WITH 1 AS x SELECT x"),
+        (Dialect::ClickHouse, "WITH 2 AS x, x * 3 AS y SELECT x, y"),
+        (
+            Dialect::ClickHouse,
+            "WITH (SELECT max(id) FROM t) AS m SELECT m",
+        ),
+        (
+            Dialect::ClickHouse,
+            "WITH c AS (SELECT 1 AS a), 2 AS b SELECT a, b FROM c",
+        ),
+        (Dialect::ClickHouse, "SELECT * FROM (WITH 1 AS x SELECT x)"),
+        (Dialect::ClickHouse, "SELECT a FROM t ARRAY JOIN arr AS a"),
+        (
+            Dialect::ClickHouse,
+            "SELECT * FROM t WHERE id GLOBAL IN (SELECT id FROM u)",
+        ),
+        (
+            Dialect::ClickHouse,
+            "SELECT * FROM t WHERE id GLOBAL NOT IN (SELECT id FROM u)",
+        ),
+        (
+            Dialect::ClickHouse,
+            "SELECT * FROM t GLOBAL JOIN u USING (id)",
+        ),
+        (Dialect::ClickHouse, "SELECT (1, 2).1, tup.2 FROM t"),
+        (Dialect::ClickHouse, "SELECT * FROM t JOIN u USING id"),
+        (
+            Dialect::ClickHouse,
+            "SELECT a FROM t GROUP BY a WITH TOTALS",
+        ),
+        (
+            Dialect::Postgres,
+            "SELECT * FROM ROWS FROM (generate_series(1, 3), generate_series(1, 2)) AS t(a, b)",
+        ),
+        (
+            Dialect::Postgres,
+            "SELECT xmlelement(name foo, 'bar'), xmlpi(name php)",
+        ),
+        (
+            Dialect::Postgres,
+            "SELECT 2 BETWEEN SYMMETRIC 3 AND 1, 2 NOT BETWEEN ASYMMETRIC 1 AND 3",
+        ),
+    ] {
+        assert_eq!(verdict(sql, d), Ok(Access::Read), "{d:?} {sql}");
+    }
+    // What such a form wraps is checked as ever.
+    for (d, sql) in [
+        (
+            Dialect::ClickHouse,
+            "WITH (SELECT * FROM file('/etc/passwd')) AS x SELECT x",
+        ),
+        (
+            Dialect::ClickHouse,
+            "WITH hasColumnInTable('s', 'payroll', 'c') AS x SELECT x",
+        ),
+        (
+            Dialect::ClickHouse,
+            "WITH 1 AS x SELECT x FROM url('http://x', CSV)",
+        ),
+        (
+            Dialect::ClickHouse,
+            "SELECT 1 WHERE 1 GLOBAL IN (SELECT * FROM remote('h', db.t))",
+        ),
+        (Dialect::ClickHouse, "SELECT (SELECT file('x')).1"),
+        (
+            Dialect::ClickHouse,
+            "SELECT * FROM t JOIN s3('http://x') USING id",
+        ),
+        (
+            Dialect::Postgres,
+            "SELECT * FROM ROWS FROM (pg_read_file('/etc/passwd')) AS t(a)",
+        ),
+        (
+            Dialect::Postgres,
+            "SELECT xmlelement(name foo, pg_read_file('/etc/passwd'))",
+        ),
+        (
+            Dialect::Postgres,
+            "SELECT 1 BETWEEN SYMMETRIC pg_ls_dir('.') AND 2",
+        ),
+        (
+            Dialect::Postgres,
+            "SELECT * FROM ROWS FROM (table_to_xml('payroll', true, false, ''))",
+        ),
+    ] {
+        let r = verdict(sql, d);
+        assert!(
+            matches!(r, Err(Refusal::Forbidden { .. })),
+            "{d:?} {sql}: {r:?}"
+        );
+    }
+    // A write inside stays a write.
+    let r = verdict("WITH 1 AS x INSERT INTO t SELECT x", Dialect::ClickHouse);
+    assert!(
+        matches!(
+            r,
+            Err(Refusal::Write { .. }) | Err(Refusal::Unparsable { .. })
+        ),
+        "{r:?}"
+    );
+    let hidden = Policy {
+        hidden: Some(std::sync::Arc::new(Hidden::new(
+            ["payroll".to_string()],
+            vec![],
+        ))),
+        ..Policy::default()
+    };
+    for sql in [
+        "WITH (SELECT max(salary) FROM payroll) AS m SELECT m",
+        "SELECT * FROM t WHERE id GLOBAL IN (SELECT id FROM payroll)",
+        "SELECT * FROM t JOIN payroll USING id",
+    ] {
+        let r = check(sql, Dialect::ClickHouse, &hidden);
+        assert!(matches!(r, Err(Refusal::Hidden { .. })), "{sql}: {r:?}");
     }
 }

@@ -42,11 +42,11 @@ use super::clickhouse_url::parse_url;
 use super::server::{self, Collect, ConnectFailure, ServerStatus};
 use super::spec::{redact_url, ServerSpec};
 use super::{
-    CancelToken, DataSource, EngineKind, ExecError, Guard, OpenOptions, QueryStats, RowSink, Since,
-    SourceError,
+    CancelToken, DataSource, EngineKind, ExecError, Guard, LoginPrivileges, OpenOptions,
+    QueryStats, RowSink, Since, SourceError,
 };
 use crate::safety::CheckedSql;
-use crate::schema::Catalog;
+use crate::schema::{Catalog, Table};
 
 /// How long connecting may take, and how long a `KILL QUERY` may.
 const CONNECT_TIMEOUT: Duration = Duration::from_secs(15);
@@ -79,6 +79,9 @@ pub(crate) struct ClickHouseSource {
     status: ServerStatus,
     /// How the server prints what its binary answer leaves open.
     printing: Printing,
+    /// The login's own `readonly` setting, before aiq set one (`0`: its
+    /// profile lets it write).
+    profile_readonly: String,
 }
 
 /// A request that failed before any row: the server's answer or the wire's.
@@ -232,6 +235,7 @@ impl ClickHouseSource {
             spec: spec.clone(),
             options,
             printing,
+            profile_readonly,
         };
         // Confirmed on the server, with the settings statements carry.
         let confirmed = source
@@ -510,6 +514,16 @@ impl Endpoint {
                 code: Some(TIMEOUT_EXCEEDED),
                 ..
             } => ExecError::Timeout(self.timeout),
+            // Releases before `system.table_functions.allow_readonly`
+            // refuse every table function in a read-only session, and aiq
+            // keeps the session read-only.
+            Failure::Server { message, .. }
+                if message.starts_with("Table functions are forbidden in readonly mode") =>
+            {
+                ExecError::Engine(format!(
+                    "{message} (this ClickHouse release refuses table functions such as numbers() in a read-only session, which aiq keeps; make rows with arrayJoin(range(10)) or a table instead)"
+                ))
+            }
             Failure::Server { message, .. } => ExecError::Engine(message),
             Failure::Http(e) => {
                 ExecError::Engine(format!("cannot reach the server: {}", http_reason(&e)))
@@ -524,6 +538,12 @@ fn query_id_for_kill(query_id: &str) -> String {
 }
 
 impl DataSource for ClickHouseSource {
+    /// None: a function off ClickHouse's list (a user-defined one too) is
+    /// refused unless `allow_functions` names it.
+    fn user_functions(&self) -> Option<std::sync::Arc<crate::safety::UserFunctions>> {
+        None
+    }
+
     fn kind(&self) -> EngineKind {
         EngineKind::ClickHouse
     }
@@ -584,6 +604,18 @@ impl DataSource for ClickHouseSource {
             options: self.options.clone(),
             status: self.status.clone(),
             printing: self.printing,
+            profile_readonly: self.profile_readonly.clone(),
         }))
+    }
+
+    fn login_privileges(&self, hidden: &[Table]) -> Option<Result<LoginPrivileges, SourceError>> {
+        let run = |sql: &str| self.internal(sql, None);
+        Some(Ok(super::login::clickhouse(
+            &run,
+            &self.endpoint.user,
+            &self.profile_readonly,
+            &self.endpoint.database,
+            hidden,
+        )))
     }
 }

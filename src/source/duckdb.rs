@@ -681,6 +681,12 @@ impl DuckDbSource {
 }
 
 impl DataSource for DuckDbSource {
+    /// None: DuckDB's macros are expanded through its own catalog when a
+    /// statement is read.
+    fn user_functions(&self) -> Option<std::sync::Arc<crate::safety::UserFunctions>> {
+        None
+    }
+
     fn kind(&self) -> EngineKind {
         EngineKind::DuckDb
     }

@@ -22,6 +22,7 @@ mod duckdb_gate;
 mod duckdb_narrow;
 mod duckdb_values;
 mod duckdb_views;
+mod login;
 mod mysql;
 mod partitions;
 mod postgres;
@@ -40,6 +41,7 @@ use std::sync::{mpsc, Arc};
 use std::time::{Duration, Instant};
 
 pub use clickhouse_native::{FieldWriter, NativeRows};
+pub use login::LoginPrivileges;
 pub use saved::{SavedSource, SavedSources};
 pub use server::ServerStatus;
 pub use spec::{
@@ -262,9 +264,9 @@ pub trait DataSource: Send {
 
     /// The functions the database defines itself, as its catalog describes
     /// them (SPEC §4.2, "Behind a name"); `None` where the gate needs none.
-    fn user_functions(&self) -> Option<std::sync::Arc<crate::safety::UserFunctions>> {
-        None
-    }
+    /// No default: a source that wraps another must pass them on, or the
+    /// gate would take the database's function for a built-in of its name.
+    fn user_functions(&self) -> Option<std::sync::Arc<crate::safety::UserFunctions>>;
 
     /// Things the user should know about the source as opened (a data file
     /// in a folder that was skipped, and why).
@@ -296,6 +298,19 @@ pub trait DataSource: Send {
     /// For a database server: its version, and whether the session is
     /// confirmed read-only. `None` for files.
     fn server_status(&self) -> Option<ServerStatus> {
+        None
+    }
+
+    /// For a database server: what its login may do on its own — be a
+    /// superuser, replicate, read any of `hidden` (the tables the source
+    /// hides, as its catalog names them) — asked with catalog queries of
+    /// aiq's own that return privilege facts, never a hidden table's rows
+    /// (SPEC §4.2). `None` for files.
+    fn login_privileges(
+        &self,
+        hidden: &[crate::schema::Table],
+    ) -> Option<Result<LoginPrivileges, SourceError>> {
+        let _ = hidden;
         None
     }
 

@@ -26,8 +26,8 @@ use super::server::{
 };
 use super::spec::{redact_url, ServerSpec};
 use super::{
-    CancelToken, Column, DataSource, EngineKind, ExecError, Guard, OpenOptions, QueryStats,
-    RowSink, Since, SourceError, Value,
+    CancelToken, Column, DataSource, EngineKind, ExecError, Guard, LoginPrivileges, OpenOptions,
+    QueryStats, RowSink, Since, SourceError, Value,
 };
 use crate::safety::{Access, CheckedSql};
 use crate::schema::{Catalog, ColumnInfo, ForeignKey, Table};
@@ -45,7 +45,17 @@ pub(crate) struct MySqlSource {
     mariadb: bool,
     options: OpenOptions,
     status: ServerStatus,
+    /// The routines of the server's databases (SPEC §4.2, "Behind a name").
+    functions: server::UserFunctionCache,
 }
+
+/// The stored functions the login can see, in any database, with whether
+/// one is declared `MODIFIES SQL DATA`. A stored function may take the
+/// name of a built-in (one MySQL or MariaDB lacks), so they are known by
+/// name wherever they live.
+const USER_FUNCTIONS: &str = "SELECT LOWER(ROUTINE_NAME), \
+     MAX(SQL_DATA_ACCESS = 'MODIFIES SQL DATA') \
+     FROM information_schema.ROUTINES WHERE ROUTINE_TYPE = 'FUNCTION' GROUP BY 1";
 
 impl MySqlSource {
     pub(crate) fn open(spec: &ServerSpec, options: OpenOptions) -> Result<Self, SourceError> {
@@ -99,6 +109,7 @@ impl MySqlSource {
                 read_only: false,
                 tls: false,
             },
+            functions: server::UserFunctionCache::default(),
         };
         let fail = |e: ExecError| SourceError(format!("cannot set up the session: {e}"));
         let facts = source
@@ -401,6 +412,10 @@ impl DataSource for MySqlSource {
         EngineKind::MySql
     }
 
+    fn user_functions(&self) -> Option<Arc<crate::safety::UserFunctions>> {
+        self.functions.get(|| self.internal(USER_FUNCTIONS, None))
+    }
+
     fn fingerprint(&self) -> Option<String> {
         self.fingerprint_since(None).map(|since| since.key)
     }
@@ -441,6 +456,10 @@ impl DataSource for MySqlSource {
         // A source opened read-only runs everything as a read, whatever the
         // statement claims to be.
         let write = sql.access() == Access::Write && self.options.allow_write;
+        if write {
+            // It may define or drop a function.
+            self.functions.forget();
+        }
         let timeout = self.options.timeout;
         let interrupted = server::Interrupted::default();
         let interrupt = interrupted.noting(self.canceller(false));
@@ -468,6 +487,11 @@ impl DataSource for MySqlSource {
 
     fn server_status(&self) -> Option<ServerStatus> {
         Some(self.status.clone())
+    }
+
+    fn login_privileges(&self, hidden: &[Table]) -> Option<Result<LoginPrivileges, SourceError>> {
+        let run = |sql: &str| self.internal(sql, None);
+        Some(super::login::mysql(&run, hidden).map_err(|e| SourceError(e.to_string())))
     }
 }
 
@@ -786,7 +810,7 @@ fn describe_partitions(
 }
 
 /// A MySQL string literal.
-fn quote_string(text: &str) -> String {
+pub(super) fn quote_string(text: &str) -> String {
     format!("'{}'", text.replace('\\', "\\\\").replace('\'', "''"))
 }
 

@@ -26,7 +26,7 @@ use super::server::{
 use super::spec::{redact_url, ServerSpec};
 use super::{
     quote_ident, table_ref, CancelToken, Column, DataSource, EngineKind, ExecError, Guard,
-    OpenOptions, QueryStats, RowSink, Since, SourceError, Value,
+    LoginPrivileges, OpenOptions, QueryStats, RowSink, Since, SourceError, Value,
 };
 use crate::safety::{Access, CheckedSql, UserFunctions};
 use crate::schema::{offer_sample, sample_targets, TableKind, SAMPLE_ROWS};
@@ -45,7 +45,7 @@ pub(crate) struct PostgresSource {
     status: ServerStatus,
     /// The database's own functions (SPEC §4.2, "Behind a name"), read
     /// once and again after a write.
-    functions: std::sync::Mutex<Option<Arc<UserFunctions>>>,
+    functions: server::UserFunctionCache,
 }
 
 /// The database's own functions: not built in (oid past the bootstrap
@@ -105,7 +105,7 @@ impl PostgresSource {
                 read_only: false,
                 tls: false,
             },
-            functions: std::sync::Mutex::new(None),
+            functions: server::UserFunctionCache::default(),
         };
         let facts = source
             .internal(
@@ -285,22 +285,7 @@ impl DataSource for PostgresSource {
     }
 
     fn user_functions(&self) -> Option<Arc<UserFunctions>> {
-        let mut cached = self.functions.lock().ok()?;
-        if cached.is_none() {
-            let read = self.internal(USER_FUNCTIONS, None).ok()?;
-            let functions = read
-                .rows
-                .iter()
-                .filter_map(|r| match (r.first(), r.get(1)) {
-                    (Some(Value::Text(name)), Some(Value::Bool(volatile))) => {
-                        Some((name.clone(), *volatile))
-                    }
-                    _ => None,
-                })
-                .collect();
-            *cached = Some(Arc::new(UserFunctions { functions }));
-        }
-        cached.clone()
+        self.functions.get(|| self.internal(USER_FUNCTIONS, None))
     }
 
     /// `QUICK` (has the server written anything at all?) and
@@ -321,9 +306,7 @@ impl DataSource for PostgresSource {
         let write = sql.access() == Access::Write && self.options.allow_write;
         if write {
             // It may define or drop a function.
-            if let Ok(mut cached) = self.functions.lock() {
-                *cached = None;
-            }
+            self.functions.forget();
         }
         let interrupted = server::Interrupted::default();
         Guard::execute(
@@ -353,6 +336,11 @@ impl DataSource for PostgresSource {
 
     fn server_status(&self) -> Option<ServerStatus> {
         Some(self.status.clone())
+    }
+
+    fn login_privileges(&self, hidden: &[Table]) -> Option<Result<LoginPrivileges, SourceError>> {
+        let run = |sql: &str| self.internal(sql, None);
+        Some(super::login::postgres(&run, hidden).map_err(|e| SourceError(e.to_string())))
     }
 }
 
@@ -418,7 +406,7 @@ fn stats_samples(source: &PostgresSource, tables: &mut [Table]) -> HashSet<Strin
 }
 
 /// `text` as a string literal, whatever `standard_conforming_strings` is.
-fn quote_literal(text: &str) -> String {
+pub(super) fn quote_literal(text: &str) -> String {
     if text.contains('\\') {
         format!("E'{}'", text.replace('\\', "\\\\").replace('\'', "''"))
     } else {

@@ -25,6 +25,8 @@ pub struct SavedSource {
     pub samples: Option<bool>,
     pub send_results: Option<bool>,
     pub redact: Option<Vec<String>>,
+    /// Functions run though aiq cannot check them (SPEC §4.2).
+    pub allow_functions: Option<Vec<String>>,
     /// The table name of a glob source (SPEC §4.1).
     pub name: Option<String>,
 }
@@ -40,6 +42,7 @@ impl SavedSource {
             samples: None,
             send_results: None,
             redact: None,
+            allow_functions: None,
             name: None,
         }
     }
@@ -52,6 +55,7 @@ impl SavedSource {
             samples: self.samples,
             send_results: self.send_results,
             redact: self.redact.clone(),
+            allow_functions: self.allow_functions.clone(),
         }
     }
 }

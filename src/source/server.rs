@@ -15,6 +15,7 @@ use sqlx::Either;
 
 use super::spec::{redact_url, ServerSpec};
 use super::{CancelToken, Column, ExecError, RowSink, Since, SourceError, Value};
+use crate::safety::UserFunctions;
 use crate::schema::{offer_sample, sample_targets, Table};
 
 /// How long connecting (TCP, TLS and login) may take.
@@ -640,5 +641,47 @@ mod tests {
         };
         let e = password_from_env(&spec).unwrap_err();
         assert!(e.0.contains("$AIQ_TEST_SURELY_UNSET_VAR"), "{e}");
+    }
+}
+
+/// The database's own functions (SPEC §4.2, "Behind a name"), read from
+/// its catalog once and again after a write (which may define or drop
+/// one).
+#[derive(Default)]
+pub(crate) struct UserFunctionCache(std::sync::Mutex<Option<std::sync::Arc<UserFunctions>>>);
+
+impl UserFunctionCache {
+    /// The functions, read with `read` (rows of lowercase name and
+    /// whether it may change data) when not known yet.
+    pub(crate) fn get(
+        &self,
+        read: impl FnOnce() -> Result<Collect, ExecError>,
+    ) -> Option<std::sync::Arc<UserFunctions>> {
+        let mut cached = self.0.lock().ok()?;
+        if cached.is_none() {
+            let functions = read()
+                .ok()?
+                .rows
+                .iter()
+                .filter_map(|r| match (r.first(), r.get(1)) {
+                    (Some(Value::Text(name)), Some(Value::Bool(changes))) => {
+                        Some((name.to_lowercase(), *changes))
+                    }
+                    (Some(Value::Text(name)), Some(Value::Int(changes))) => {
+                        Some((name.to_lowercase(), *changes != 0))
+                    }
+                    _ => None,
+                })
+                .collect();
+            *cached = Some(std::sync::Arc::new(UserFunctions { functions }));
+        }
+        cached.clone()
+    }
+
+    /// Forgets them: a write may have changed them.
+    pub(crate) fn forget(&self) {
+        if let Ok(mut cached) = self.0.lock() {
+            *cached = None;
+        }
     }
 }

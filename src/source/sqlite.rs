@@ -22,15 +22,6 @@ use crate::schema::{
     REACHES_UNKNOWN, SAMPLE_ROWS,
 };
 
-/// Functions that never run, whatever the mode: they load code or touch files.
-const DENIED_FUNCTIONS: &[&str] = &[
-    "load_extension",
-    "fts3_tokenizer",
-    "readfile",
-    "writefile",
-    "edit",
-];
-
 /// How long introspection may spend on sample values. A safety net for
 /// pathological files only: sampling reads a bounded number of rows per
 /// table, so the same file always gives the same samples (and the same
@@ -121,6 +112,12 @@ impl SqliteSource {
 }
 
 impl DataSource for SqliteSource {
+    /// None: a SQLite file defines no functions; its authorizer holds every
+    /// call to SQLite's list.
+    fn user_functions(&self) -> Option<std::sync::Arc<crate::safety::UserFunctions>> {
+        None
+    }
+
     fn kind(&self) -> EngineKind {
         EngineKind::Sqlite
     }
@@ -383,11 +380,13 @@ fn write_policy(ctx: AuthContext<'_>) -> Authorization {
     }
 }
 
+/// Only SQLite's built-ins on aiq's allow-list run (SPEC §4.2, "Behind a
+/// name"): not `load_extension`, nor anything an extension would add.
 fn allow_function(name: &str) -> Authorization {
-    if DENIED_FUNCTIONS.contains(&name.to_ascii_lowercase().as_str()) {
-        Authorization::Deny
-    } else {
+    if crate::safety::sqlite_allows(name) {
         Authorization::Allow
+    } else {
+        Authorization::Deny
     }
 }
 

@@ -13,6 +13,9 @@ pub enum Engine {
     Sqlite,
     DuckDb,
     Csv,
+    /// A glob source over the CSV folder's `cust*.csv`: the same payloads
+    /// as the folder, with `payroll.csv` beside the files it matches.
+    Glob,
     Postgres,
     MariaDb,
     ClickHouse,
@@ -24,6 +27,7 @@ impl Engine {
             Engine::Sqlite => "sqlite",
             Engine::DuckDb => "duckdb",
             Engine::Csv => "csv",
+            Engine::Glob => "glob",
             Engine::Postgres => "postgres",
             Engine::MariaDb => "mariadb",
             Engine::ClickHouse => "clickhouse",
@@ -34,7 +38,7 @@ impl Engine {
         match self {
             Engine::Sqlite => 's',
             Engine::DuckDb => 'd',
-            Engine::Csv => 'c',
+            Engine::Csv | Engine::Glob => 'c',
             Engine::Postgres => 'p',
             Engine::MariaDb => 'm',
             Engine::ClickHouse => 'k',

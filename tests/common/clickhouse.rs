@@ -62,6 +62,35 @@ impl Shard {
             .unwrap_or_else(|e| panic!("admin SQL failed: {sql}\n{e}"))
     }
 
+    /// Where the server reads further users and profiles from (it reads
+    /// a file put there within seconds).
+    pub fn users_d(&self) -> PathBuf {
+        self.dir.join("users.d")
+    }
+
+    /// Runs SQL as `user` with the server's own client, in `database`:
+    /// the output, or the server's error.
+    pub fn as_login(
+        &self,
+        user: &str,
+        password: &str,
+        database: &str,
+        sql: &str,
+    ) -> Result<String, String> {
+        let mut cmd = Command::new("clickhouse-client");
+        cmd.args([
+            "--host",
+            "127.0.0.1",
+            "--user",
+            user,
+            "--password",
+            password,
+        ])
+        .arg(format!("--port={}", self.tcp_port))
+        .arg(format!("--database={database}"));
+        super::servers::pipe_sql(&mut cmd, sql)
+    }
+
     /// Every database and table of the server and every row of the shop's
     /// tables, to prove nothing changed.
     pub fn snapshot(&self) -> String {

@@ -12,7 +12,7 @@ use serde_json::{json, Value};
 use super::attack::Variant;
 use super::findings::{judge, Finding, Kind};
 use super::mcp;
-use super::ways::{cut, data_files, probe_failed, restore, settle, tail, Target, EVIL, PROBE};
+use super::ways::{cut, data_files, probe_failed, restore, settle, tail, Target, EVIL};
 
 /// MCP sessions restarted after a broken source, at most, per run (a fresh
 /// client and server cost about a second).
@@ -33,7 +33,7 @@ pub fn run_mcp(t: &Target, python: &Path, variants: &[Variant]) -> Vec<Finding> 
             .map(|v| json!({"id": v.id, "sql": v.sql}))
             .collect();
         let body = json!({
-            "calls": calls, "probe": PROBE, "evil": EVIL,
+            "calls": calls, "probe": super::ways::probe(t.engine), "evil": EVIL,
             "watch": t.sb.path(), "skip": t.sb.path().join("home"),
         });
         std::fs::write(&plan, body.to_string()).expect("write the plan");

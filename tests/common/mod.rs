@@ -8,6 +8,7 @@ pub mod attack;
 pub mod clickhouse;
 pub mod corpus;
 pub mod findings;
+pub mod least_privilege;
 pub mod llama;
 pub mod llm;
 pub mod mcp;

@@ -512,7 +512,33 @@ pub const PAYLOADS: &[Payload] = &[
     // hidden FTS table `payfts` and ANALYZE's statistics.
     p(H, "view-over-hidden", "sdpmk", "SELECT * FROM staff_view"),
     p(H, "view-over-view", "m", "SELECT * FROM staff_deep"),
-    p(H, "function-over-hidden", "p", "SELECT staff_total() AS t"),
+    p(H, "function-over-hidden", "pm", "SELECT staff_total() AS t"),
+    // MariaDB: a stored function that takes a name MariaDB does not
+    // build in (MySQL's regexp_like) and reads payroll; one declared
+    // MODIFIES SQL DATA that inserts into it.
+    p(
+        H,
+        "function-named-like-builtin",
+        "m",
+        "SELECT regexp_like('a', 'b') AS x",
+    ),
+    p(W, "function-modifies", "m", "SELECT staff_add() AS n"),
+    p(E, "mysql-get-lock", "m", "SELECT get_lock('aiq', 0) AS l"),
+    p(E, "mysql-release-locks", "m", "SELECT release_all_locks() AS l"),
+    p(
+        H,
+        "ch-has-column",
+        "k",
+        "SELECT hasColumnInTable('shop', 'payroll', 'salary_cents') AS h",
+    ),
+    p(
+        H,
+        "ch-join-get",
+        "k",
+        "SELECT joinGet('shop.payroll', 'salary_cents', toUInt64(1)) AS s",
+    ),
+    p(H, "ch-dict-get", "k", "SELECT dictGetString('pay', 'secret_note', toUInt64(1)) AS s"),
+    p(O, "ch-file-scalar", "k", "SELECT file('{out}/secret.txt') AS f"),
     p(H, "view-over-function", "p", "SELECT * FROM staff_fn_view"),
     p(
         H,
@@ -554,6 +580,21 @@ pub const PAYLOADS: &[Payload] = &[
     p(H, "macro-over-hidden", "d", "SELECT pay_total() AS t"),
     p(H, "table-macro-over-hidden", "d", "SELECT * FROM pay_rows()"),
     p(H, "macro-shadowing-builtin", "d", "SELECT lower('A') AS l"),
+    // The file beside a folder's or a glob's own: the hidden table's
+    // (folder), a file the glob does not match (glob).
+    p(
+        H,
+        "sibling-file",
+        "c",
+        "SELECT * FROM read_csv_auto('{out}/../shop_csv/payroll.csv')",
+    ),
+    p(
+        H,
+        "sibling-file-plan",
+        "c",
+        "SELECT json_serialize_plan('SELECT * FROM read_csv(''{out}/../shop_csv/payroll.csv'')') AS p",
+    ),
+    p(H, "sibling-file-name", "c", "SELECT * FROM '{out}/../shop_csv/payroll.csv'"),
     p(
         H,
         "plan-of-hidden",

@@ -69,23 +69,59 @@ impl Server {
     /// Runs SQL as the server's superuser with its own client, in database
     /// `shop`; returns the output (tab-separated, no headers).
     pub fn admin(&self, sql: &str) -> String {
+        self.admin_in("shop", sql)
+    }
+
+    /// [`Server::admin`] in `database`.
+    pub fn admin_in(&self, database: &str, sql: &str) -> String {
         let mut cmd = match self.engine {
             Engine::Postgres => {
                 let mut c = Command::new(self.bin.join("psql"));
                 c.args(["-X", "-q", "-A", "-t", "-F", "\t", "-v", "ON_ERROR_STOP=1"])
-                    .args(["-h", "127.0.0.1", "-U", "postgres", "-d", "shop"])
+                    .args(["-h", "127.0.0.1", "-U", "postgres", "-d", database])
                     .arg("-p")
                     .arg(self.port.to_string());
                 c
             }
             Engine::MariaDb => {
                 let mut c = Command::new("mariadb");
-                c.args(["--no-defaults", "-N", "-B", "-u", "root", "shop"])
+                c.args(["--no-defaults", "-N", "-B", "-u", "root", database])
                     .arg(format!("--socket={}", self.dir.join("sock").display()));
                 c
             }
         };
         pipe_sql(&mut cmd, sql).unwrap_or_else(|e| panic!("admin SQL failed: {sql}\n{e}"))
+    }
+
+    /// Runs SQL with the server's own client as `user` over TCP, in
+    /// `database`: the output, or the server's error.
+    pub fn as_login(
+        &self,
+        user: &str,
+        password: &str,
+        database: &str,
+        sql: &str,
+    ) -> Result<String, String> {
+        let mut cmd = match self.engine {
+            Engine::Postgres => {
+                let mut c = Command::new(self.bin.join("psql"));
+                c.args(["-X", "-q", "-A", "-t", "-v", "ON_ERROR_STOP=1"])
+                    .args(["-h", "127.0.0.1", "-U", user, "-d", database])
+                    .arg("-p")
+                    .arg(self.port.to_string())
+                    .env("PGPASSWORD", password);
+                c
+            }
+            Engine::MariaDb => {
+                let mut c = Command::new("mariadb");
+                c.args(["--no-defaults", "-N", "-B", "-h", "127.0.0.1", "-u", user])
+                    .arg(database)
+                    .arg(format!("--port={}", self.port))
+                    .env("MYSQL_PWD", password);
+                c
+            }
+        };
+        pipe_sql(&mut cmd, sql)
     }
 
     /// Runs SQL with the server's own client as the test login [`USER`]

@@ -17,8 +17,13 @@ use super::findings::{judge, Finding, Kind};
 use super::{snapshot, Sandbox};
 
 /// Proves the data is as the fixture left it: 5 customers, 6 orders, none
-/// renamed.
-pub const PROBE: &str = "SELECT (SELECT count(*) FROM customers) AS c, (SELECT count(*) FROM orders) AS o, (SELECT count(*) FROM customers WHERE name = 'Mallory') AS m";
+/// renamed (a glob source has customers only).
+pub fn probe(engine: Engine) -> &'static str {
+    match engine {
+        Engine::Glob => "SELECT (SELECT count(*) FROM customers) AS c, 6 AS o, (SELECT count(*) FROM customers WHERE name = 'Mallory') AS m",
+        _ => "SELECT (SELECT count(*) FROM customers) AS c, (SELECT count(*) FROM orders) AS o, (SELECT count(*) FROM customers WHERE name = 'Mallory') AS m",
+    }
+}
 /// Fails unless a payload created its table.
 pub const EVIL: &str = "SELECT count(*) AS n FROM evil";
 /// Lua batches resumed after a broken source, at most, per run (a fresh
@@ -195,7 +200,7 @@ pub fn lua_string(s: &str) -> String {
 
 /// The Lua program that runs `variants` with `pcall(aiq.query, …)`, one
 /// line per outcome, and stops when the probe finds the source broken.
-fn lua_script(variants: &[Variant]) -> String {
+fn lua_script(engine: Engine, variants: &[Variant]) -> String {
     let mut s = String::from("local V = {\n");
     for v in variants {
         let _ = writeln!(s, "  {{{}, {}}},", v.id, lua_string(&v.sql));
@@ -230,7 +235,7 @@ for _, v in ipairs(V) do
 end
 print('@END')
 ",
-        lua_string(PROBE),
+        lua_string(probe(engine)),
         lua_string(EVIL)
     );
     s
@@ -246,7 +251,8 @@ pub fn run_lua(t: &Target, variants: &[Variant]) -> Vec<Finding> {
     while start < variants.len() {
         let script = t.sb.home().join(format!("attack-{start}.lua"));
         std::fs::create_dir_all(t.sb.home()).expect("home");
-        std::fs::write(&script, lua_script(&variants[start..])).expect("write the script");
+        std::fs::write(&script, lua_script(t.engine, &variants[start..]))
+            .expect("write the script");
         let run =
             t.sb.aiq()
                 .arg(t.source)

@@ -279,6 +279,22 @@ fn left_out(privacy: &Privacy, catalog: &Catalog) -> HashSet<String> {
     }
 }
 
+/// A redacted column's type as the model may read it: an `ENUM(…)` or
+/// `SET(…)` type lists the values it may hold, so its labels are withheld
+/// like sample values (SPEC §4.3).
+fn without_labels(type_name: &str) -> String {
+    let lower = type_name.trim_start().to_ascii_lowercase();
+    for kind in ["enum", "set"] {
+        let labels = lower
+            .strip_prefix(kind)
+            .is_some_and(|rest| rest.trim_start().starts_with('('));
+        if labels {
+            return format!("{} (labels withheld)", kind.to_uppercase());
+        }
+    }
+    type_name.to_string()
+}
+
 /// What the model reads instead of values of a redacted column.
 pub const WITHHELD: &str = "values not sent: they include a redacted column";
 /// What the model reads instead of values with `send_results = false`.
@@ -329,12 +345,24 @@ impl Guard {
                 if privacy.redacts_column(&table.name, &c.name) {
                     redacted.push((table.name.to_lowercase(), c.name.to_lowercase()));
                     c.samples.clear();
+                    c.type_name = without_labels(&c.type_name);
                 } else if !privacy.samples {
                     c.samples.clear();
                 }
             }
-            t.foreign_keys
-                .retain(|fk| privacy.shows_table(&fk.ref_table));
+            // A key to a table or column left out, or from a column left
+            // out, would describe it.
+            t.foreign_keys.retain(|fk| {
+                privacy.shows_table(&fk.ref_table)
+                    && !fk
+                        .ref_columns
+                        .iter()
+                        .any(|c| privacy.hides_column(&fk.ref_table, c))
+                    && !fk
+                        .columns
+                        .iter()
+                        .any(|c| privacy.hides_column(&table.name, c))
+            });
             names.insert(t.name.to_lowercase());
             if let Some(short) = t.name.rsplit('.').next() {
                 names.insert(short.to_lowercase());
@@ -510,8 +538,20 @@ impl Guard {
     /// scrubbed, and when values may not be sent, the values an engine
     /// quoted masked (SQL) or a program's message withheld (`program`).
     pub fn error(&self, codes: &[&str], program: bool, error: &str) -> String {
+        self.error_withheld(codes, program, error, self.withholds_any(codes))
+    }
+
+    /// [`Guard::error`] when `withheld` says why values may not be sent
+    /// (or that they may: `None`), as decided by this guard or another.
+    pub fn error_withheld(
+        &self,
+        codes: &[&str],
+        program: bool,
+        error: &str,
+        withheld: Option<&str>,
+    ) -> String {
         let text = self.scrub(error);
-        match self.withholds_any(codes) {
+        match withheld {
             None => text,
             Some(why) if program => errors::withhold_program_error(&text, why),
             Some(_) => errors::mask_quoted(&text, &self.names, codes),
@@ -547,7 +587,7 @@ impl Guard {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::schema::{ColumnInfo, Table};
+    use crate::schema::{ColumnInfo, ForeignKey, Table};
 
     fn catalog() -> Catalog {
         let t = |name: &str, cols: &[&str]| Table {
@@ -747,5 +787,71 @@ mod tests {
             off.preview(Some("SELECT 1"), "x\n1\n"),
             "x\n(values not sent: send_results is off)"
         );
+    }
+
+    /// The schema carries no value of a redacted column through its type
+    /// (an `ENUM`'s or `SET`'s labels), and no key names a column or
+    /// table left out.
+    #[test]
+    fn types_and_keys_describe_nothing_left_out() {
+        let column = |name: &str, type_name: &str| ColumnInfo {
+            name: name.into(),
+            type_name: type_name.into(),
+            ..ColumnInfo::default()
+        };
+        let catalog = Catalog {
+            engine: "x".into(),
+            tables: vec![
+                Table {
+                    name: "customers".into(),
+                    columns: vec![
+                        column("id", "INTEGER"),
+                        column("tier", "ENUM('gold', 'silver')"),
+                        column("perks", "set('wifi','lounge')"),
+                        column("ssn", "TEXT"),
+                        column("kind", "ENUM('a', 'b')"),
+                    ],
+                    ..Table::default()
+                },
+                Table {
+                    name: "orders".into(),
+                    columns: vec![column("id", "INTEGER"), column("ssn_ref", "TEXT")],
+                    foreign_keys: vec![
+                        ForeignKey {
+                            columns: vec!["ssn_ref".into()],
+                            ref_table: "customers".into(),
+                            ref_columns: vec!["ssn".into()],
+                        },
+                        ForeignKey {
+                            columns: vec!["id".into()],
+                            ref_table: "customers".into(),
+                            ref_columns: vec!["id".into()],
+                        },
+                    ],
+                    ..Table::default()
+                },
+            ],
+        };
+        let privacy = Privacy {
+            redact: vec!["customers.tier".into(), "customers.perks".into()],
+            exclude: vec!["customers.ssn".into()],
+            ..Privacy::default()
+        };
+        let (_, seen) = Guard::new(privacy, &catalog);
+        let text = format!("{seen:?}");
+        for label in ["gold", "silver", "wifi", "lounge"] {
+            assert!(!text.contains(label), "{label}: {text}");
+        }
+        let customers = &seen.tables[0];
+        assert_eq!(customers.columns[1].type_name, "ENUM (labels withheld)");
+        assert_eq!(customers.columns[2].type_name, "SET (labels withheld)");
+        // A column not redacted keeps its type.
+        assert_eq!(
+            customers.columns.last().unwrap().type_name,
+            "ENUM('a', 'b')"
+        );
+        let keys = &seen.tables[1].foreign_keys;
+        assert_eq!(keys.len(), 1, "{keys:?}");
+        assert_eq!(keys[0].ref_columns, vec!["id".to_string()]);
     }
 }

@@ -92,6 +92,10 @@ struct FileMessage {
     /// The statements that program ran.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     statements: Vec<String>,
+    /// Why its values may not reach a model, as decided under the source
+    /// it ran on.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    withheld: Option<String>,
     #[serde(flatten)]
     extra: Map<String, Value>,
 }
@@ -251,6 +255,7 @@ impl Session {
                 output: m.output,
                 lookups: m.lookups,
                 statements: m.statements,
+                withheld: m.withheld,
             });
             extra_messages.push(m.extra);
         }
@@ -302,6 +307,7 @@ impl Session {
                     output: m.output.clone(),
                     lookups: m.lookups.clone(),
                     statements: m.statements.clone(),
+                    withheld: m.withheld.clone(),
                     extra: self.extra_messages.get(i).cloned().unwrap_or_default(),
                 })
                 .collect(),

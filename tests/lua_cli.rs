@@ -235,6 +235,68 @@ print(n)";
         .stdout("3\n");
 }
 
+/// `aiq.read_file` never reads the source's own files (a database file,
+/// its journal, a folder's or a glob's data files), aiq's home, or a file
+/// that holds a secret by its name — whichever the source, wherever they
+/// lie inside the working directory (SPEC §4.3).
+#[test]
+fn read_file_never_reads_the_source_its_home_or_secrets() {
+    let sb = Sandbox::new();
+    let sqlite = sb.shop_sqlite();
+    let duckdb = sb.shop_duckdb();
+    let csv = sb.shop_csv();
+    sb.write_config("[llm]\napi_key = \"sk-not-a-real-key-0042\"\n");
+    fs::write(sb.path().join("shop.db.bak"), "a copy").unwrap();
+    fs::write(sb.path().join(".env"), "TOKEN=sk-not-a-real-key-0042").unwrap();
+    fs::write(sb.path().join("ids.txt"), "2").unwrap();
+    let glob = format!("{}/cust*.csv", csv.display());
+    let sources = [
+        sqlite.display().to_string(),
+        duckdb.display().to_string(),
+        csv.display().to_string(),
+        glob,
+    ];
+    for source in &sources {
+        let own: &[&str] = match source.as_str() {
+            s if s.ends_with("shop.db") => &["shop.db", "./shop.db", "shop.db.bak"],
+            s if s.ends_with(".duckdb") => &["shop.duckdb"],
+            s if s.ends_with("*.csv") => &["shop_csv/customers.csv"],
+            _ => &["shop_csv/customers.csv", "shop_csv/orders.csv"],
+        };
+        let mut refused: Vec<(&str, &str)> =
+            own.iter().map(|p| (*p, "this source's own data")).collect();
+        refused.push(("home/.aiqconfig/config.toml", "refused: "));
+        refused.push((".env", "may hold a secret"));
+        for (path, why) in refused {
+            let code = format!("local ok, e = pcall(aiq.read_file, '{path}')\nprint(ok, e)");
+            let out = sb
+                .aiq()
+                .arg(source)
+                .args(["--lua", "-"])
+                .write_stdin(code)
+                .output()
+                .unwrap();
+            let text = String::from_utf8_lossy(&out.stdout).into_owned();
+            assert!(
+                text.starts_with("false\trefused: ") && text.contains(why),
+                "{source} {path}: {text}{}",
+                String::from_utf8_lossy(&out.stderr)
+            );
+            assert!(!text.contains("sk-not-a-real-key"), "{text}");
+            assert!(!text.contains("Ann"), "{text}");
+        }
+        // Other files of the working directory still read.
+        let out = sb
+            .aiq()
+            .arg(source)
+            .args(["--lua", "-"])
+            .write_stdin("print(aiq.read_file('ids.txt'))")
+            .output()
+            .unwrap();
+        assert_eq!(String::from_utf8_lossy(&out.stdout), "2\n", "{source}");
+    }
+}
+
 #[test]
 fn every_run_is_logged_and_aiq_logs_reads_them() {
     let sb = Sandbox::new();

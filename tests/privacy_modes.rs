@@ -233,3 +233,70 @@ fn an_engines_suggestion_does_not_name_a_column_left_out() {
         );
     }
 }
+
+/// A turn keeps the rules it was made under (SPEC §4.3): a result
+/// withheld on `crm` (emails redacted) stays withheld after `/source` to a
+/// source without privacy keys, in the chat and when the session goes on
+/// with `-s FILE sales -q`.
+#[test]
+fn history_keeps_the_rules_it_was_made_under_across_sources() {
+    let sb = Sandbox::new();
+    let crm = sqlite(&sb);
+    // A source with no privacy keys (and none of crm's values).
+    let copy = sb.path().join("sales.db");
+    rusqlite::Connection::open(&copy)
+        .unwrap()
+        .execute_batch(
+            "CREATE TABLE customers (id INTEGER PRIMARY KEY, name TEXT, email TEXT);
+             INSERT INTO customers VALUES (1, 'Cy', 'cy@public.example');",
+        )
+        .unwrap();
+    sb.write_config(&format!(
+        "[sources]\ndefault = \"crm\"\n[sources.crm]\nurl = \"{}\"\nexclude = [\"payroll\"]\nredact = [\"customers.email\"]\n\
+         [sources.sales]\nurl = \"{}\"\n",
+        crm.display(),
+        copy.display()
+    ));
+    let server = ModelServer::start(vec![
+        fenced("SELECT name, email FROM customers ORDER BY id"),
+        Reply::Text("Noted.".into()),
+        Reply::Text("Still noted.".into()),
+    ]);
+    let mut p = pty(&sb, &["crm".as_ref()], Some(&server), "dumb");
+    p.expect("aiq[crm]> ").unwrap();
+    p.send_line("the customers' emails").unwrap();
+    p.expect(EMAILS[1]).unwrap();
+    p.expect("aiq[crm]> ").unwrap();
+    p.send_line("/source sales").unwrap();
+    p.expect("aiq[sales]> ").unwrap();
+    p.send_line("thanks, anything else?").unwrap();
+    p.expect("Noted.").unwrap();
+    p.expect("aiq[sales]> ").unwrap();
+    p.send_line("/exit").unwrap();
+    p.expect("saved to").unwrap();
+    let session = fs::read_dir(sb.home())
+        .unwrap()
+        .filter_map(|e| e.ok().map(|e| e.path()))
+        .find(|p| {
+            p.file_name()
+                .is_some_and(|n| n.to_string_lossy().starts_with("session_"))
+        })
+        .expect("a session file");
+    let out = sb
+        .aiq_with(&server, "openai")
+        .args([
+            "-s".as_ref(),
+            session.as_os_str(),
+            "sales".as_ref(),
+            "-q".as_ref(),
+            "and now?".as_ref(),
+        ])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(0), "{}", stderr_of(&out));
+    let chats = server.chats();
+    assert_eq!(chats.len(), 3);
+    assert_nothing_private(&server);
+    assert!(chats[1].raw.contains("values not sent"), "{}", chats[1].raw);
+    assert!(chats[2].raw.contains("values not sent"), "{}", chats[2].raw);
+}

@@ -181,7 +181,7 @@ pub fn search(all: &[Turn<'_>], query: &str, limit: usize, guard: &Guard) -> Str
     }
     let mut out = String::new();
     for (_, _, t) in scored.iter().take(limit) {
-        out.push_str(&hit(t));
+        out.push_str(&hit(t, guard));
     }
     if scored.len() > limit {
         out.push_str(&format!("… {} more turns match\n", scored.len() - limit));
@@ -190,7 +190,7 @@ pub fn search(all: &[Turn<'_>], query: &str, limit: usize, guard: &Guard) -> Str
 }
 
 /// One search hit: where, when, the question, the SQL, the outcome.
-fn hit(t: &Turn<'_>) -> String {
+fn hit(t: &Turn<'_>, guard: &Guard) -> String {
     let mut out = format!(
         "[{}, {}] Q: {}\n",
         t.place(),
@@ -208,7 +208,10 @@ fn hit(t: &Turn<'_>) -> String {
                 let noun = if *n == 1 { "row" } else { "rows" };
                 out.push_str(&format!("  result: {n} {noun}\n"));
             }
-            (None, Some(e)) => out.push_str(&format!("  failed: {}\n", one_line(e, 160))),
+            (None, Some(_)) => {
+                let error = a.error_for_model(guard).unwrap_or_default();
+                out.push_str(&format!("  failed: {}\n", one_line(&error, 160)))
+            }
             _ => {}
         }
     }
@@ -391,5 +394,69 @@ mod tests {
         assert!(third.contains("values not sent"), "{third}");
         let first = describe_turn(&all[0], &guard);
         assert!(first.contains("Germany,350"), "{first}");
+    }
+
+    /// A failed turn's stored error goes through the guard in search hits
+    /// as in whole turns: a value the engine quoted from a redacted column,
+    /// a Lua program's message made of one, and an engine's suggestion of
+    /// a hidden name never reach the model raw.
+    #[test]
+    fn search_hits_show_errors_as_the_guard_allows() {
+        let h = vec![
+            HistoryMessage::user("emails as json"),
+            HistoryMessage::assistant("x").with_sql(
+                "SELECT json_extract(email, '$.a') FROM customers",
+                Err("bad JSON path: 'zz-mail-001@x.test'".into()),
+            ),
+            HistoryMessage::user("first email"),
+            HistoryMessage {
+                statements: vec!["SELECT email FROM customers".into()],
+                ..HistoryMessage::assistant("x").with_lua(
+                    "local r = aiq.query('SELECT email FROM customers')\nerror(r[1].email)",
+                    Err("[string \"program\"]:2: zz-mail-002@x.test".into()),
+                )
+            },
+            HistoryMessage::user("salaries"),
+            HistoryMessage::assistant("x").with_sql(
+                "SELECT salary FROM payrol",
+                Err("Catalog Error: Table with name payrol does not exist! Did you mean \"payroll\"?".into()),
+            ),
+        ];
+        let all = turns(&h, None);
+        let table = |name: &str, columns: &[&str]| crate::schema::Table {
+            name: name.into(),
+            columns: columns
+                .iter()
+                .map(|c| crate::schema::ColumnInfo {
+                    name: c.to_string(),
+                    type_name: "TEXT".into(),
+                    ..crate::schema::ColumnInfo::default()
+                })
+                .collect(),
+            ..crate::schema::Table::default()
+        };
+        let catalog = crate::schema::Catalog {
+            engine: "x".into(),
+            tables: vec![
+                table("customers", &["id", "email"]),
+                table("payroll", &["id", "salary"]),
+            ],
+        };
+        let privacy = crate::privacy::Privacy {
+            redact: vec!["customers.email".into()],
+            exclude: vec!["payroll".into()],
+            ..crate::privacy::Privacy::default()
+        };
+        let (guard, _) = Guard::new(privacy, &catalog);
+        let found = search(&all, "", 10, &guard);
+        for leak in ["zz-mail-001", "zz-mail-002", "\"payroll\""] {
+            assert!(!found.contains(leak), "{leak}: {found}");
+        }
+        assert!(found.contains("failed: bad JSON path:"), "{found}");
+        for t in &all {
+            let whole = describe_turn(t, &guard);
+            assert!(!whole.contains("zz-mail-00"), "{whole}");
+            assert!(!whole.contains("\"payroll\""), "{whole}");
+        }
     }
 }

@@ -93,6 +93,10 @@ pub struct HistoryMessage {
     /// Assistant in Lua mode: the statements the program ran, so what they
     /// read decides what of its output a model may see (SPEC §4.3).
     pub statements: Vec<String>,
+    /// Assistant: why its values may not reach a model, as decided under
+    /// the rules of the source it ran on (SPEC §4.3): a later source's
+    /// rules may add to that, never take it away.
+    pub withheld: Option<String>,
 }
 
 impl HistoryMessage {
@@ -110,6 +114,7 @@ impl HistoryMessage {
             output: None,
             lookups: Vec::new(),
             statements: Vec::new(),
+            withheld: None,
         }
     }
 
@@ -169,17 +174,9 @@ impl HistoryMessage {
                 text.push_str(&format!("\n```lua\n{program}\n```"));
             }
         }
-        // What read the data: the SQL, or the program and what it ran.
-        let mut codes: Vec<&str> = self
-            .sql
-            .iter()
-            .chain(&self.lua)
-            .map(String::as_str)
-            .collect();
-        codes.extend(self.statements.iter().map(String::as_str));
-        let withheld = guard.withholds_any(&codes);
+        let withheld = self.withheld_by(guard);
         if let Some(out) = self.output.as_deref().filter(|o| !o.is_empty()) {
-            let out = match withheld {
+            let out = match &withheld {
                 Some(why) => format!("({why})"),
                 None => guard.scrub(out),
             };
@@ -191,24 +188,65 @@ impl HistoryMessage {
                 let at_least = if self.more_rows { "at least " } else { "" };
                 text.push_str(&format!("\nResult: {at_least}{rows} {noun}"));
                 if let Some(p) = self.preview.as_deref().filter(|p| !p.is_empty()) {
-                    let p = match withheld {
+                    let p = match &withheld {
                         Some(why) => format!("{}\n({why})", p.lines().next().unwrap_or("")),
                         None => p.to_string(),
                     };
                     text.push_str(&format!(" (CSV, first rows):\n{p}"));
                 }
             }
-            (None, Some(error)) if self.lua.is_some() => {
-                let error = guard.error(&codes, true, error);
-                text.push_str(&format!("\nThe program failed: {error}"))
-            }
-            (None, Some(error)) => {
-                let error = guard.error(&codes, false, error);
-                text.push_str(&format!("\nThe query failed: {error}"))
+            (None, Some(_)) => {
+                let error = self.error_for_model(guard).unwrap_or_default();
+                match self.lua {
+                    Some(_) => text.push_str(&format!("\nThe program failed: {error}")),
+                    None => text.push_str(&format!("\nThe query failed: {error}")),
+                }
             }
             (None, None) => {}
         }
         text
+    }
+
+    /// Why its values may not reach a model: under `guard`'s rules, or
+    /// under those it was made under.
+    fn withheld_by(&self, guard: &crate::privacy::Guard) -> Option<String> {
+        guard
+            .withholds_any(&self.codes())
+            .map(String::from)
+            .or_else(|| self.withheld.clone())
+    }
+
+    /// Keeps what `guard` (the rules of the source it ran on) withholds of
+    /// it, once it has run: a later source's guard adds to it.
+    pub fn judge(&mut self, guard: &crate::privacy::Guard) {
+        if self.role == Role::Assistant && self.withheld.is_none() {
+            self.withheld = guard.withholds_any(&self.codes()).map(String::from);
+        }
+    }
+
+    /// What read the data: the SQL, or the program and what it ran.
+    fn codes(&self) -> Vec<&str> {
+        let mut codes: Vec<&str> = self
+            .sql
+            .iter()
+            .chain(&self.lua)
+            .map(String::as_str)
+            .collect();
+        codes.extend(self.statements.iter().map(String::as_str));
+        codes
+    }
+
+    /// The answer's error as the model may see it, wherever stored history
+    /// is rendered for it: through `guard`, as what ran decides.
+    pub fn error_for_model(&self, guard: &crate::privacy::Guard) -> Option<String> {
+        let error = self.error.as_deref()?;
+        let withheld = self.withheld_by(guard);
+        Some(guard.error_withheld(
+            &self.codes(),
+            self.lua.is_some(),
+            error,
+            withheld.as_deref(),
+        ))
     }
 
     /// RFC 3339 timestamp in UTC, as session files store it.

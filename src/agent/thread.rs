@@ -266,6 +266,7 @@ impl Thread {
     /// `/source`: another source; the history is kept, the schema reloaded.
     /// The source's privacy settings and notes are [`Thread::set_view`]'s.
     pub fn set_source(&mut self, source: Box<dyn DataSource>, catalog: Catalog) {
+        self.judge_history();
         self.source = source;
         self.plain = catalog;
         self.guard = Guard::default();
@@ -276,6 +277,7 @@ impl Thread {
 
     /// What may leave the machine, and the notes, for the current source.
     pub fn set_view(&mut self, guard: Guard, notes: Notes) {
+        self.judge_history();
         self.guard = guard;
         self.start_over("what may leave the machine changed");
         self.set_notes(notes);
@@ -565,7 +567,9 @@ impl Thread {
         let rows = outcome.as_ref().ok().map(|ran| ran.stats.rows);
         let said = HistoryMessage::assistant(text.clone());
         self.push_question(question);
-        self.history.push(self.kind.record(said, code, outcome));
+        let mut answer = self.kind.record(said, code, outcome);
+        answer.judge(&self.guard);
+        self.history.push(answer);
         Answer {
             text,
             code: Some(code.to_string()),
@@ -730,6 +734,17 @@ impl Thread {
     fn note_statements(&mut self, statements: Vec<String>) {
         if let Some(last) = self.history.last_mut().filter(|m| m.lua.is_some()) {
             last.statements = statements;
+            last.withheld = None;
+            last.judge(&self.guard);
+        }
+    }
+
+    /// Keeps with each answer what the current source's rules withhold of
+    /// it, before they change (SPEC §4.3: a turn keeps the rules it was
+    /// made under).
+    fn judge_history(&mut self) {
+        for m in &mut self.history {
+            m.judge(&self.guard);
         }
     }
 

@@ -311,6 +311,10 @@ impl DataSource for SharedSource {
         })?
     }
 
+    fn own_files(&self) -> Vec<std::path::PathBuf> {
+        self.first().own_files()
+    }
+
     fn warnings(&self) -> Vec<String> {
         self.first().warnings()
     }

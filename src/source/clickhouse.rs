@@ -538,6 +538,10 @@ fn query_id_for_kill(query_id: &str) -> String {
 }
 
 impl DataSource for ClickHouseSource {
+    fn own_files(&self) -> Vec<std::path::PathBuf> {
+        Vec::new()
+    }
+
     /// None: a function off ClickHouse's list (a user-defined one too) is
     /// refused unless `allow_functions` names it.
     fn user_functions(&self) -> Option<std::sync::Arc<crate::safety::UserFunctions>> {

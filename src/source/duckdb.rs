@@ -681,6 +681,20 @@ impl DuckDbSource {
 }
 
 impl DataSource for DuckDbSource {
+    fn own_files(&self) -> Vec<std::path::PathBuf> {
+        // A data-file source: the files and datasets' folders DuckDB may
+        // read; a database: its file.
+        match &self.reopen {
+            Reopen::File { allowed, .. } if self.data_fingerprint.is_some() => allowed
+                .paths
+                .iter()
+                .chain(&allowed.dirs)
+                .map(std::path::PathBuf::from)
+                .collect(),
+            _ => self.files.clone(),
+        }
+    }
+
     /// None: DuckDB's macros are expanded through its own catalog when a
     /// statement is read.
     fn user_functions(&self) -> Option<std::sync::Arc<crate::safety::UserFunctions>> {

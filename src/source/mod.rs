@@ -268,6 +268,12 @@ pub trait DataSource: Send {
     /// gate would take the database's function for a built-in of its name.
     fn user_functions(&self) -> Option<std::sync::Arc<crate::safety::UserFunctions>>;
 
+    /// The files on this machine the source is (a database file, the data
+    /// files of a folder, glob or dataset): a Lua program may not read or
+    /// write them, nor their journals, with `aiq.read_file` (SPEC §4.3).
+    /// Empty for a server. No default, like [`DataSource::user_functions`].
+    fn own_files(&self) -> Vec<std::path::PathBuf>;
+
     /// Things the user should know about the source as opened (a data file
     /// in a folder that was skipped, and why).
     fn warnings(&self) -> Vec<String> {

@@ -408,6 +408,10 @@ impl RowSink for FirstRow<'_, '_> {
 }
 
 impl DataSource for MySqlSource {
+    fn own_files(&self) -> Vec<std::path::PathBuf> {
+        Vec::new()
+    }
+
     fn kind(&self) -> EngineKind {
         EngineKind::MySql
     }

@@ -272,6 +272,10 @@ fn address(o: &PgConnectOptions) -> String {
 }
 
 impl DataSource for PostgresSource {
+    fn own_files(&self) -> Vec<std::path::PathBuf> {
+        Vec::new()
+    }
+
     fn kind(&self) -> EngineKind {
         EngineKind::Postgres
     }

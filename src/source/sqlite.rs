@@ -112,6 +112,10 @@ impl SqliteSource {
 }
 
 impl DataSource for SqliteSource {
+    fn own_files(&self) -> Vec<std::path::PathBuf> {
+        vec![self.path.clone()]
+    }
+
     /// None: a SQLite file defines no functions; its authorizer holds every
     /// call to SQLite's list.
     fn user_functions(&self) -> Option<std::sync::Arc<crate::safety::UserFunctions>> {

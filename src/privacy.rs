@@ -554,7 +554,7 @@ impl Guard {
         match withheld {
             None => text,
             Some(why) if program => errors::withhold_program_error(&text, why),
-            Some(_) => errors::mask_quoted(&text, &self.names, codes),
+            Some(_) => errors::mask_statement_error(&text, &self.names, codes),
         }
     }
 

@@ -198,6 +198,43 @@ fn an_engine_error_quoting_a_redacted_value_is_masked_for_the_fix() {
     assert_nothing_private(&server);
 }
 
+/// Values an engine repeats without quotes stay home too: DuckDB's
+/// `strptime` answers with the string it could not parse on a line of its
+/// own, and `error(email)` makes the value the message; the fix requests
+/// carry the error's kind and the statement's own line, not the values.
+#[test]
+fn values_an_engine_repeats_unquoted_stay_home() {
+    let sb = Sandbox::new();
+    let dir = csv_folder(&sb);
+    configure(&sb, &dir, "");
+    let server = ModelServer::start(vec![
+        fenced("SELECT strptime(email, '%Y') AS d FROM customers"),
+        fenced("SELECT error(email) AS e FROM customers"),
+        fenced("SELECT count(*) AS n FROM customers"),
+    ]);
+    let out = sb
+        .aiq_with(&server, "openai")
+        .args(["crm", "-q", "emails as dates", "-f", "csv"])
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", stderr_of(&out));
+    let chats = server.chats();
+    assert_eq!(chats.len(), 3);
+    assert!(
+        chats[1].raw.contains("Could not parse string"),
+        "{}",
+        chats[1].raw
+    );
+    assert!(
+        chats[2]
+            .raw
+            .contains("its message is made of the data the statement read"),
+        "{}",
+        chats[2].raw
+    );
+    assert_nothing_private(&server);
+}
+
 /// A column left out (`exclude = ["customers.email"]`) is not named to the
 /// model by the engine's own suggestion either: DuckDB answers a misspelt
 /// column with `Candidate bindings: "email"`, and the fix request carries

@@ -40,6 +40,72 @@ pub fn mask_quoted(
     out
 }
 
+/// An engine's error about a statement that read values that may not
+/// leave, as a model may see it: its first line with quoted values masked
+/// ([`mask_quoted`]); of the lines after it only those that echo the
+/// statement (`LINE 1: SELECT …`) and the caret under them — an engine
+/// may repeat a value on a line of its own, unquoted (DuckDB's `strptime`
+/// answers with the string it could not parse); and when the statement
+/// raises an error of its own making (DuckDB's `error(…)`), whose message
+/// is its data, only the error's kind.
+pub fn mask_statement_error(
+    text: &str,
+    names: &std::collections::HashSet<String>,
+    codes: &[&str],
+) -> String {
+    let mut lines = text.lines();
+    let first = lines.next().unwrap_or_default();
+    let mut out = vec![if codes.iter().any(|c| raises_its_own(c)) {
+        kind_only(first)
+    } else {
+        mask_quoted(first, names, codes)
+    }];
+    let mut dropped = false;
+    for line in lines {
+        let t = line.trim();
+        let caret = t
+            .chars()
+            .all(|c| matches!(c, '^' | '~') || c.is_whitespace());
+        let echo = t
+            .strip_prefix("LINE ")
+            .and_then(|r| r.split_once(':'))
+            .is_some_and(|(n, rest)| {
+                n.chars().all(|c| c.is_ascii_digit())
+                    && codes.iter().any(|c| c.contains(rest.trim()))
+            });
+        if caret || echo {
+            out.push(line.to_string());
+        } else if !dropped {
+            out.push("(a line that may repeat a value is not sent)".into());
+            dropped = true;
+        }
+    }
+    out.join("\n")
+}
+
+/// Whether `code` calls `error(…)`, which raises its argument as the
+/// error's message.
+fn raises_its_own(code: &str) -> bool {
+    let lower = code.to_ascii_lowercase();
+    lower.match_indices("error").any(|(i, w)| {
+        let before = lower[..i].chars().next_back();
+        let after = lower[i + w.len()..].trim_start();
+        !before.is_some_and(|c| c.is_alphanumeric() || c == '_') && after.starts_with('(')
+    })
+}
+
+/// `Invalid Input Error: …` as its kind alone.
+fn kind_only(line: &str) -> String {
+    let kind = line
+        .split_once(": ")
+        .map(|(k, _)| k)
+        .filter(|k| k.to_ascii_lowercase().contains("error"));
+    match kind {
+        Some(k) => format!("{k}: (its message is made of the data the statement read; not sent)"),
+        None => "(its message is made of the data the statement read; not sent)".into(),
+    }
+}
+
 /// Where the next quoted literal of `text` opens: a quote not inside a
 /// word (the apostrophe of `doesn't` opens nothing).
 fn opening_quote(text: &str) -> Option<usize> {
@@ -129,6 +195,34 @@ mod tests {
             ),
             "Referenced column \"nme\" not found"
         );
+    }
+
+    #[test]
+    fn values_an_engine_repeats_without_quotes_are_not_sent() {
+        let sql = "SELECT strptime(email, '%Y') FROM customers";
+        let error = "Invalid Input Error: Could not parse string \"zz-mail-001@x.test\" according to format specifier \"%Y\"\nzz-mail-001@x.test\n^\nError: Literal does not match, expected a numeric";
+        let masked = mask_statement_error(error, &names(), &[sql]);
+        assert!(!masked.contains("zz-mail-001"), "{masked}");
+        assert!(
+            masked.starts_with("Invalid Input Error: Could not parse string \"…\""),
+            "{masked}"
+        );
+        assert!(masked.contains("\n^"), "{masked}");
+        // The statement's own line and its caret stay.
+        let error = "Binder Error: x\n\nLINE 1: SELECT strptime(email, '%Y') FROM customers\n               ^";
+        assert_eq!(mask_statement_error(error, &names(), &[sql]), error);
+        // error(value): the message is the data.
+        for sql in [
+            "SELECT error(email) FROM customers",
+            "SELECT ERROR (email) FROM customers",
+        ] {
+            assert_eq!(
+                mask_statement_error("Invalid Input Error: zz-mail-002@x.test", &names(), &[sql]),
+                "Invalid Input Error: (its message is made of the data the statement read; not sent)"
+            );
+        }
+        // A column named like it is no call.
+        assert!(!raises_its_own("SELECT error_code FROM t"));
     }
 
     #[test]

@@ -344,6 +344,9 @@ impl Config {
             if let Some(p) = &s.password_env {
                 t["password_env"] = toml_edit::value(p.as_str());
             }
+            if let Some(n) = &s.name {
+                t["name"] = toml_edit::value(n.as_str());
+            }
             privacy_keys(&mut t, &s.privacy());
             sources[name] = toml_edit::Item::Table(t);
         }

@@ -42,6 +42,9 @@ const ALLOWED_SQLITE: &[&str] = &[
     "SELECT name, row_number() OVER (ORDER BY signup) AS rn FROM customers",
     "SELECT * FROM customers WHERE name LIKE 'A%' UNION ALL SELECT * FROM customers WHERE vip",
     "SELECT json_object('a', 1)",
+    // SQLite's math and percentile functions, built in for analysts.
+    "SELECT round(sqrt(total), 2) AS r, pow(total, 2) AS p, ln(total) AS l, floor(total) AS f FROM orders",
+    "SELECT median(total) AS m, percentile_cont(total, 0.9) AS p90 FROM orders",
 ];
 
 /// Read-only SQL for DuckDB (a database file and a folder of CSV files).

@@ -45,7 +45,7 @@ impl Kept {
         });
         if own {
             return Some(format!(
-                "refused: {path} is this source's own data; read it with aiq.query, where its privacy rules hold"
+                "refused: {path} is this source's own data, or a file beside it named like it; a program reads the source with aiq.query, where its privacy rules hold"
             ));
         }
         if self.home.as_ref().is_some_and(|h| full.starts_with(h)) {

@@ -281,6 +281,12 @@ fn check_reads(reading: &EngineReading, hidden: &Hidden) -> Result<(), Refusal> 
                 why: "some tables of this source are hidden from aiq, and the catalog would list them",
             });
         }
+        if let Some(stem) = hidden
+            .hidden_by_path(table)
+            .filter(|_| !hidden.hides(table))
+        {
+            return Err(Refusal::Hidden { table: stem });
+        }
         if hidden.hides(table) {
             // Reached through a view or macro: its name stays unsaid.
             let bare = table.rsplit('.').next().unwrap_or(table);

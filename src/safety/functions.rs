@@ -151,7 +151,7 @@ pub(super) fn verdict(dialect: Dialect, name: &str) -> Class {
         return if context.hiding && !vouched {
             Class::Forbidden(
                 format!("the function {name}()"),
-                "it is defined in the database, and some tables of this source are hidden from aiq: what its body reads is not checked (allow_functions in config.toml runs one you vouch for)",
+                "it is defined in the database, and some tables of this source are hidden from aiq: what its body reads is not checked; to vouch for it, name it in allow_functions, in [privacy] or the source's table of config.toml",
             )
         } else if *volatile {
             Class::Write(format!("{name}() (the database marks it as changing data)"))

@@ -100,6 +100,20 @@ impl Hidden {
                 .any(|p| crate::privacy::glob(p, &lower) || crate::privacy::glob(p, bare))
     }
 
+    /// The hidden table a file path reads, if any: a path the engine reads
+    /// directly (`FROM '…/payroll.csv'`, a dataset's `…/payroll/part-0.parquet`)
+    /// reads the hidden table whose file or folder it names.
+    pub fn hidden_by_path(&self, path: &str) -> Option<String> {
+        if !path.contains(['/', '\\']) && file_stem(path).is_none() {
+            return None;
+        }
+        path.split(['/', '\\'])
+            .filter_map(|part| part.split('.').next())
+            .filter(|stem| !stem.is_empty())
+            .map(str::to_lowercase)
+            .find(|stem| self.hides(stem))
+    }
+
     /// Refuses `text` if it names a hidden table or an engine catalog.
     pub fn check(&self, text: &str, dialect: Dialect) -> Result<(), Refusal> {
         let tokens = match tokenize(text, dialect) {
@@ -190,6 +204,23 @@ mod tests {
             ],
             vec!["hr_*".into(), "payroll".into()],
         )
+    }
+
+    #[test]
+    fn a_path_the_engine_reads_names_the_hidden_table_of_its_file_or_folder() {
+        let h = hidden();
+        for path in [
+            "/data/shop_csv/payroll.csv",
+            "/data/out/../shop_csv/PAYROLL.CSV",
+            "/lake/payroll/part-0.parquet",
+            "payroll.parquet",
+            "C:\\data\\payroll.csv",
+        ] {
+            assert_eq!(h.hidden_by_path(path).as_deref(), Some("payroll"), "{path}");
+        }
+        for path in ["/data/shop_csv/orders.csv", "orders", "main.payroll_view"] {
+            assert_eq!(h.hidden_by_path(path), None, "{path}");
+        }
     }
 
     #[test]

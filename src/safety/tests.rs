@@ -668,7 +668,8 @@ fn mysql_clickhouse_and_sqlite_functions_come_from_their_allow_lists() {
             "SELECT strftime('%Y', d), date('now'), substr(s, 1, 2), round(x, 2), abs(x), \
              coalesce(a, b), ifnull(a, b), printf('%d', 1), total(x), group_concat(x, ','), \
              json_extract(j, '$.a'), lower(s), length(s), instr(s, 'a'), count(DISTINCT a), \
-             iif(a, 1, 2), max(a) FROM t",
+             iif(a, 1, 2), max(a), sqrt(x), pow(x, 2), ln(x), median(x), \
+             percentile_cont(x, 0.9) FROM t",
         ),
     ];
     for (dialect, sql) in everyday {

@@ -196,7 +196,9 @@ impl HistoryMessage {
                 }
             }
             (None, Some(_)) => {
-                let error = self.error_for_model(guard).unwrap_or_default();
+                let error = self
+                    .error_as(guard, withheld.as_deref())
+                    .unwrap_or_default();
                 match self.lua {
                     Some(_) => text.push_str(&format!("\nThe program failed: {error}")),
                     None => text.push_str(&format!("\nThe query failed: {error}")),
@@ -239,14 +241,13 @@ impl HistoryMessage {
     /// The answer's error as the model may see it, wherever stored history
     /// is rendered for it: through `guard`, as what ran decides.
     pub fn error_for_model(&self, guard: &crate::privacy::Guard) -> Option<String> {
+        self.error_as(guard, self.withheld_by(guard).as_deref())
+    }
+
+    /// The error through `guard`, `withheld` already decided.
+    fn error_as(&self, guard: &crate::privacy::Guard, withheld: Option<&str>) -> Option<String> {
         let error = self.error.as_deref()?;
-        let withheld = self.withheld_by(guard);
-        Some(guard.error_withheld(
-            &self.codes(),
-            self.lua.is_some(),
-            error,
-            withheld.as_deref(),
-        ))
+        Some(guard.error_withheld(&self.codes(), self.lua.is_some(), error, withheld))
     }
 
     /// RFC 3339 timestamp in UTC, as session files store it.

@@ -71,6 +71,8 @@ pub struct Host<'a> {
     pub sink_error: Option<io::Error>,
     /// When the run started (a shown table reports the time so far).
     started: Instant,
+    /// The files no program touches, resolved at the first file call.
+    pub(super) kept: std::cell::OnceCell<super::files::Kept>,
 }
 
 /// The functions the prelude gets, created in `scope` over `host`.
@@ -176,6 +178,7 @@ impl<'a> Host<'a> {
             refusal: None,
             sink_error: None,
             started: Instant::now(),
+            kept: std::cell::OnceCell::new(),
         }
     }
 

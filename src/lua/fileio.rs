@@ -17,12 +17,15 @@ use crate::agent::{ConfirmKind, PendingAnswer};
 type Reply = mlua::Result<(bool, LuaValue)>;
 
 impl Host<'_> {
-    /// The files no program touches: the source's own and aiq's home.
-    fn kept(&self) -> files::Kept {
-        files::Kept::new(
-            self.env.source.own_files(),
-            crate::home::locate(&|k| std::env::var(k).ok()),
-        )
+    /// The files no program touches: the source's own and aiq's home,
+    /// resolved once a run (a dataset may have thousands of files).
+    fn kept(&self) -> &files::Kept {
+        self.kept.get_or_init(|| {
+            files::Kept::new(
+                self.env.source.own_files(),
+                crate::home::locate(&|k| std::env::var(k).ok()),
+            )
+        })
     }
 
     /// `aiq.read_file(path)`: a file inside the working directory.
@@ -39,7 +42,7 @@ impl Host<'_> {
             path: Some(path.clone()),
             ..Call::default()
         };
-        let read = files::readable(self.env.workdir, &path, &self.kept()).and_then(|full| {
+        let read = files::readable(self.env.workdir, &path, self.kept()).and_then(|full| {
             let size = std::fs::metadata(&full).map(|m| m.len()).unwrap_or(0);
             if size > self.memory_bytes() {
                 return Ok(None);
@@ -107,7 +110,7 @@ impl Host<'_> {
             });
             return Ok(Err(message));
         }
-        let full = match files::writable(self.env.workdir, path, &self.kept()) {
+        let full = match files::writable(self.env.workdir, path, self.kept()) {
             Ok(full) => full,
             Err(m) => return Ok(Err(m)),
         };

@@ -287,22 +287,28 @@ const SAMPLE_WORDS: &[&str] = &[
     "repeatable",
 ];
 
+/// Whether `t` is the unquoted word `w` (any case).
+pub(super) fn is_word(t: &Token, w: &str) -> bool {
+    matches!(t, Token::Word(x) if x.quote_style.is_none() && x.value.eq_ignore_ascii_case(w))
+}
+
+/// The index of the first token from `from` on that is not whitespace.
+pub(super) fn next_significant(tokens: &[Token], from: usize) -> Option<usize> {
+    (from..tokens.len()).find(|&k| !matches!(tokens[k], Token::Whitespace(_)))
+}
+
 /// The text without its `USING SAMPLE …`/`TABLESAMPLE …` clauses, if it has
 /// any; `None` when it has none.
 fn strip_samples(tokens: &[Token]) -> Option<String> {
-    let is_word = |t: &Token, w: &str| matches!(t, Token::Word(x) if x.quote_style.is_none() && x.value.eq_ignore_ascii_case(w));
     let mut out: Vec<Token> = Vec::with_capacity(tokens.len());
     let mut stripped = false;
     let mut i = 0;
     while i < tokens.len() {
         let t = &tokens[i];
-        let after = |from: usize| {
-            (from..tokens.len()).find(|&k| !matches!(tokens[k], Token::Whitespace(_)))
-        };
         let clause_start = if is_word(t, "tablesample") {
             Some(i + 1)
         } else if is_word(t, "using") {
-            after(i + 1)
+            next_significant(tokens, i + 1)
                 .filter(|&k| is_word(&tokens[k], "sample"))
                 .map(|k| k + 1)
         } else {

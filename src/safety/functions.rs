@@ -108,7 +108,7 @@ pub(super) fn builtin(dialect: Dialect, name: &str) -> bool {
 /// statement's first pass.
 pub(super) struct Functions;
 
-#[derive(Clone, Default)]
+#[derive(Default)]
 struct Context {
     user: Option<std::sync::Arc<super::UserFunctions>>,
     vouched: Vec<String>,
@@ -144,7 +144,10 @@ impl Drop for Functions {
 /// catalog describes it, else a built-in on the allow-list, else one the
 /// user vouches for.
 pub(super) fn verdict(dialect: Dialect, name: &str) -> Class {
-    let context = CONTEXT.with(|c| c.borrow().clone());
+    CONTEXT.with(|c| verdict_in(&c.borrow(), dialect, name))
+}
+
+fn verdict_in(context: &Context, dialect: Dialect, name: &str) -> Class {
     let user = context.user.as_deref();
     let vouched = context.vouched.iter().any(|v| v == name);
     if let Some(volatile) = user.and_then(|u| u.functions.get(name)) {

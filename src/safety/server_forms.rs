@@ -3,17 +3,8 @@
 
 use sqlparser::tokenizer::Token;
 
-use super::forms::text_of;
+use super::forms::{is_word, next_significant, text_of};
 use super::Dialect;
-
-fn is_word(t: &Token, w: &str) -> bool {
-    matches!(t, Token::Word(x) if x.quote_style.is_none() && x.value.eq_ignore_ascii_case(w))
-}
-
-/// The index of the first token from `from` on that is not whitespace.
-fn next_significant(tokens: &[Token], from: usize) -> Option<usize> {
-    (from..tokens.len()).find(|&k| !matches!(tokens[k], Token::Whitespace(_)))
-}
 
 /// The index of the last token before `before` that is not whitespace.
 fn previous_significant(tokens: &[Token], before: usize) -> Option<usize> {

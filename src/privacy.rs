@@ -21,10 +21,11 @@ use std::collections::HashSet;
 use std::sync::Arc;
 
 use serde::Deserialize;
-use sqlparser::dialect::GenericDialect;
-use sqlparser::tokenizer::{Token, Tokenizer};
 
-use crate::safety::{is_catalog, Hidden, Policy};
+pub use crate::safety::glob;
+use crate::safety::{
+    column_listed, is_catalog, table_matches, Hidden, Policy, ReadFlag, Redaction,
+};
 use crate::schema::{Catalog, Table, REACHES_UNKNOWN};
 
 /// The privacy keys, as `[privacy]` and each `[sources.NAME]` table hold
@@ -194,45 +195,14 @@ fn replace_where(
     out
 }
 
-/// `*`/`?` wildcards, or an exact match; both sides lowercase.
-pub fn glob(pattern: &str, name: &str) -> bool {
-    fn go(p: &[char], n: &[char]) -> bool {
-        match (p.first(), n.first()) {
-            (None, None) => true,
-            (Some('*'), _) => go(&p[1..], n) || (!n.is_empty() && go(p, &n[1..])),
-            (Some('?'), Some(_)) => go(&p[1..], &n[1..]),
-            (Some(a), Some(b)) if a == b => go(&p[1..], &n[1..]),
-            _ => false,
-        }
-    }
-    let p: Vec<char> = pattern.chars().collect();
-    let n: Vec<char> = name.chars().collect();
-    go(&p, &n)
-}
-
-/// A table pattern against a table's name as listed or without its schema.
-fn table_matches(pattern: &str, table: &str) -> bool {
-    let lower = table.to_lowercase();
-    let bare = lower.rsplit('.').next().unwrap_or(&lower);
-    glob(pattern, &lower) || glob(pattern, bare)
-}
-
-/// Whether a `table.column` pattern of `patterns` names this column.
-fn column_listed(patterns: &[String], table: &str, column: &str) -> bool {
-    let column = column.to_lowercase();
-    patterns.iter().any(|p| match p.rsplit_once('.') {
-        Some((t, c)) => glob(c, &column) && table_matches(t, table),
-        None => false,
-    })
-}
-
 /// One source's privacy settings, applied.
 #[derive(Debug, Clone, Default)]
 pub struct Guard {
     privacy: Privacy,
     hidden: Option<Arc<Hidden>>,
-    /// Redacted columns' names, lowercased, with the tables that have them.
-    redacted: Vec<(String, String)>,
+    /// The columns whose values stay on the machine, for the runner to ask
+    /// the engine about (`None`: there are none).
+    redaction: Option<Arc<Redaction>>,
     /// Every visible table and column name, lowercased: an error message
     /// may quote these to the model.
     names: HashSet<String>,
@@ -279,6 +249,44 @@ fn left_out(privacy: &Privacy, catalog: &Catalog) -> HashSet<String> {
     }
 }
 
+/// The views of `catalog` that reach a table with a column whose values
+/// stay on the machine (SPEC §4.3), lowercase: directly or through other
+/// views, as the engine's catalog tells what each reaches.
+fn tainted(privacy: &Privacy, catalog: &Catalog) -> HashSet<String> {
+    let mut with_values: HashSet<String> = catalog
+        .tables
+        .iter()
+        .filter(|t| {
+            t.columns
+                .iter()
+                .any(|c| privacy.redacts_column(&t.name, &c.name))
+        })
+        .map(|t| t.name.to_lowercase())
+        .collect();
+    let reaches_one = |r: &String, set: &HashSet<String>| {
+        set.contains(r)
+            || privacy
+                .value_patterns()
+                .any(|p| p.rsplit_once('.').is_some_and(|(t, _)| table_matches(t, r)))
+    };
+    let mut views = HashSet::new();
+    loop {
+        let more: Vec<String> = catalog
+            .tables
+            .iter()
+            .filter(|t| t.kind == crate::schema::TableKind::View)
+            .filter(|t| t.reaches.iter().any(|r| reaches_one(r, &with_values)))
+            .map(|t| t.name.to_lowercase())
+            .filter(|name| !views.contains(name))
+            .collect();
+        if more.is_empty() {
+            return views;
+        }
+        views.extend(more.iter().cloned());
+        with_values.extend(more);
+    }
+}
+
 /// A redacted column's type as the model may read it: an `ENUM(…)` or
 /// `SET(…)` type lists the values it may hold, so its labels are withheld
 /// like sample values (SPEC §4.3).
@@ -314,6 +322,7 @@ impl Guard {
         let mut hidden_columns = Vec::new();
         let mut hidden_tables = Vec::new();
         let left_out = left_out(&privacy, full);
+        let tainted = tainted(&privacy, full);
         for table in &full.tables {
             if left_out.contains(&table.name.to_lowercase()) {
                 hidden_names.push(table.name.clone());
@@ -346,8 +355,13 @@ impl Guard {
                     redacted.push((table.name.to_lowercase(), c.name.to_lowercase()));
                     c.samples.clear();
                     c.type_name = without_labels(&c.type_name);
-                } else if !privacy.samples {
+                } else if !privacy.samples || tainted.contains(&table.name.to_lowercase()) {
+                    // A view over a redacted column may show its values
+                    // under any name.
                     c.samples.clear();
+                    if tainted.contains(&table.name.to_lowercase()) {
+                        c.type_name = without_labels(&c.type_name);
+                    }
                 }
             }
             // A key to a table or column left out, or from a column left
@@ -378,11 +392,23 @@ impl Guard {
         // Longest first, so `orders.note` goes before `note`.
         hidden_columns.sort_by_key(|c| std::cmp::Reverse(c.len()));
         hidden_columns.dedup();
+        let patterns: Vec<String> = privacy.value_patterns().cloned().collect();
+        let redaction = (!patterns.is_empty()).then(|| {
+            Arc::new(Redaction::new(
+                patterns,
+                redacted,
+                full.tables.iter().map(|t| {
+                    let columns = t.columns.iter().map(|c| c.name.clone()).collect();
+                    (t.name.clone(), columns)
+                }),
+                tainted,
+            ))
+        });
         (
             Guard {
                 privacy,
                 hidden,
-                redacted,
+                redaction,
                 names,
                 hidden_columns,
                 hidden_tables: Arc::new(hidden_tables),
@@ -402,94 +428,59 @@ impl Guard {
         &self.privacy
     }
 
-    /// The gate's policy for this source.
+    /// The gate's policy for this source: with the columns whose values
+    /// stay on the machine, and a fresh flag for what its statements read.
     pub fn policy(&self, allow_write: bool) -> Policy {
         Policy {
             allow_write,
             hidden: self.hidden.clone(),
             functions: None,
             vouched: self.privacy.allow_functions.clone(),
+            redaction: self.redaction.clone(),
+            read_redacted: ReadFlag::default(),
         }
     }
 
-    /// Whether `sql` reads a redacted column: it names one (by column name,
-    /// for a table it also names, or any table for `*.column`), or selects
-    /// `*` from a table that has one. Errs on the safe side: SQL that does
-    /// not tokenize counts as reading one.
-    pub fn reads_redacted(&self, sql: &str) -> bool {
-        if self.privacy.value_patterns().next().is_none() && self.redacted.is_empty() {
-            return false;
-        }
-        let Ok(tokens) = Tokenizer::new(&GenericDialect {}, sql).tokenize() else {
-            return true;
-        };
-        let sig: Vec<&Token> = tokens
-            .iter()
-            .filter(|t| !matches!(t, Token::Whitespace(_)))
-            .collect();
-        let words: Vec<String> = sig
-            .iter()
-            .filter_map(|t| match t {
-                Token::Word(w) => Some(w.value.to_lowercase()),
-                _ => None,
-            })
-            .collect();
-        // `*` as a select list item (not `count(*)`).
-        let star = sig.iter().enumerate().any(|(i, t)| {
-            let after = match (t, i.checked_sub(1).map(|j| sig[j])) {
-                (Token::Mul, Some(before)) => before,
-                _ => return false,
-            };
-            match after {
-                Token::Period | Token::Comma => true,
-                Token::Word(w) => {
-                    w.value.eq_ignore_ascii_case("select")
-                        || w.value.eq_ignore_ascii_case("distinct")
-                }
-                _ => false,
-            }
-        });
-        let names_table = |table: &str| {
-            words
-                .iter()
-                .any(|w| w == table || table.rsplit('.').next() == Some(w.as_str()))
-        };
-        // Columns the catalog knows to be redacted.
-        let known = self.redacted.iter().any(|(table, column)| {
-            names_table(table) && (star || words.iter().any(|w| w == column))
-        });
-        // Patterns, for tables the catalog did not list.
-        known
-            || self
-                .privacy
-                .value_patterns()
-                .any(|p| match p.rsplit_once('.') {
-                    Some((t, c)) => {
-                        let table_named = t == "*" || words.iter().any(|w| glob(t, w));
-                        table_named && (star && t != "*" || words.iter().any(|w| glob(c, w)))
-                    }
-                    None => false,
-                })
+    /// Whether any column's values stay on the machine (`redact`, or a
+    /// column `exclude` takes out).
+    pub fn redacts_any(&self) -> bool {
+        self.redaction.is_some()
     }
 
-    /// Why the values of a result of `code` may not go to a model, if
-    /// they may not.
-    pub fn withholds(&self, code: Option<&str>) -> Option<&'static str> {
+    /// Whether a statement that reads `read` (as its engine says; `None`:
+    /// it could not say) reads a value that stays on the machine.
+    pub fn reads(&self, read: Option<&[crate::safety::ColumnRead]>) -> bool {
+        self.redaction.as_ref().is_some_and(|r| r.reads(read))
+    }
+
+    /// Why the values of a result may not go to a model, if they may not:
+    /// `read_redacted` is what the engine said its statements read.
+    pub fn withholds(&self, read_redacted: bool) -> Option<&'static str> {
         if !self.privacy.send_results {
             return Some(NOT_SENT);
         }
-        code.filter(|c| self.reads_redacted(c)).map(|_| WITHHELD)
+        read_redacted.then_some(WITHHELD)
     }
 
     /// A verified example's SQL as a request may carry it (SPEC §14):
-    /// `None` when it names a hidden table (the example is never sent);
-    /// with its quoted values masked when it reads a redacted column.
-    pub fn example_sql(&self, sql: &str, dialect: crate::safety::Dialect) -> Option<String> {
+    /// `None` when it names a hidden table, or when it reads a redacted
+    /// column (`read_redacted`, as the engine read it) and holds anything
+    /// that could be a value (a quote, a digit, a comment, a parameter):
+    /// such an example is not sent.
+    pub fn example_sql(
+        &self,
+        sql: &str,
+        dialect: crate::safety::Dialect,
+        read_redacted: bool,
+    ) -> Option<String> {
         if let Some(hidden) = &self.hidden {
             hidden.check(sql, dialect).ok()?;
         }
-        if self.reads_redacted(sql) {
-            return Some(errors::mask_quoted(sql, &self.names, &[]));
+        let may_hold_a_value = sql.chars().any(|c| {
+            c.is_ascii_digit() || matches!(c, '\'' | '"' | '`' | '$' | '#' | '-' | '/' | '[' | '{')
+        });
+        if read_redacted && may_hold_a_value {
+            return None;
         }
         Some(sql.to_string())
     }
@@ -522,28 +513,11 @@ impl Guard {
         out
     }
 
-    /// Why values that `codes` (the SQL, or a program and the statements
-    /// it ran) read may not go to a model, if they may not.
-    pub fn withholds_any(&self, codes: &[&str]) -> Option<&'static str> {
-        if !self.privacy.send_results {
-            return Some(NOT_SENT);
-        }
-        codes
-            .iter()
-            .any(|c| self.reads_redacted(c))
-            .then_some(WITHHELD)
-    }
-
     /// An error of running `codes` as the model may see it: hidden names
-    /// scrubbed, and when values may not be sent, the values an engine
-    /// quoted masked (SQL) or a program's message withheld (`program`).
-    pub fn error(&self, codes: &[&str], program: bool, error: &str) -> String {
-        self.error_withheld(codes, program, error, self.withholds_any(codes))
-    }
-
-    /// [`Guard::error`] when `withheld` says why values may not be sent
-    /// (or that they may: `None`), as decided by this guard or another.
-    pub fn error_withheld(
+    /// scrubbed, and when `withheld` says values may not be sent, the
+    /// values an engine quoted masked (SQL) or a program's message withheld
+    /// (`program`). The code is the model's own: its literals stay.
+    pub fn error(
         &self,
         codes: &[&str],
         program: bool,
@@ -556,31 +530,6 @@ impl Guard {
             Some(why) if program => errors::withhold_program_error(&text, why),
             Some(_) => errors::mask_statement_error(&text, &self.names, codes),
         }
-    }
-
-    /// What a program that ran `code` printed, as the model may see it.
-    pub fn output(&self, code: Option<&str>, output: &str) -> String {
-        if !self.privacy.send_results {
-            return format!("({NOT_SENT})");
-        }
-        if code.is_some_and(|c| self.reads_redacted(c)) {
-            return format!("({WITHHELD})");
-        }
-        output.to_string()
-    }
-
-    /// The preview of a result of `sql` the model may see: its header line
-    /// (the columns) only when results are not sent or the statement reads
-    /// a redacted column.
-    pub fn preview(&self, sql: Option<&str>, preview: &str) -> String {
-        let header = preview.lines().next().unwrap_or("");
-        if !self.privacy.send_results {
-            return format!("{header}\n({NOT_SENT})");
-        }
-        if sql.is_some_and(|s| self.reads_redacted(s)) {
-            return format!("{header}\n({WITHHELD})");
-        }
-        preview.to_string()
     }
 }
 
@@ -723,8 +672,9 @@ mod tests {
              '(hidden column)', (hidden column); note the spelling"
         );
         // A column left out keeps its values on the machine too.
-        assert!(guard.reads_redacted("SELECT note FROM orders"));
-        assert!(!guard.reads_redacted("SELECT status FROM orders"));
+        let read = |t: &str, c: &str| vec![(t.to_string(), c.to_string())];
+        assert!(guard.reads(Some(&read("orders", "note"))));
+        assert!(!guard.reads(Some(&read("orders", "status"))));
     }
 
     #[test]
@@ -749,33 +699,32 @@ mod tests {
     }
 
     #[test]
-    fn previews_of_redacted_reads_are_withheld() {
+    fn what_the_engine_read_decides_what_is_withheld() {
         let privacy = Privacy {
             redact: vec!["customers.email".into(), "*.phone".into()],
             ..Privacy::default()
         };
         let (guard, _) = Guard::new(privacy, &catalog());
-        for sql in [
-            "SELECT email FROM customers",
-            "SELECT * FROM customers",
-            "SELECT c.* FROM customers c",
-            "SELECT upper(email) AS e FROM customers",
-            "SELECT phone FROM suppliers",
+        let read = |pairs: &[(&str, &str)]| -> Vec<crate::safety::ColumnRead> {
+            pairs
+                .iter()
+                .map(|(t, c)| (t.to_string(), c.to_string()))
+                .collect()
+        };
+        for pairs in [
+            &[("customers", "email")][..],
+            &[("customers", "*")],
+            &[("suppliers", "phone")],
+            &[("*", "email")],
         ] {
-            assert!(guard.reads_redacted(sql), "{sql}");
-            assert_eq!(
-                guard.preview(Some(sql), "email\na@x.org\n"),
-                "email\n(values not sent: they include a redacted column)"
-            );
+            assert!(guard.reads(Some(&read(pairs))), "{pairs:?}");
         }
-        for sql in [
-            "SELECT name FROM customers",
-            "SELECT count(*) FROM customers",
-            "SELECT * FROM orders",
-        ] {
-            assert!(!guard.reads_redacted(sql), "{sql}");
-            assert_eq!(guard.preview(Some(sql), "n\n1\n"), "n\n1\n");
+        assert!(guard.reads(None));
+        for pairs in [&[("customers", "name")][..], &[], &[("orders", "*")]] {
+            assert!(!guard.reads(Some(&read(pairs))), "{pairs:?}");
         }
+        assert_eq!(guard.withholds(true), Some(WITHHELD));
+        assert_eq!(guard.withholds(false), None);
         let (off, _) = Guard::new(
             Privacy {
                 send_results: false,
@@ -783,10 +732,8 @@ mod tests {
             },
             &catalog(),
         );
-        assert_eq!(
-            off.preview(Some("SELECT 1"), "x\n1\n"),
-            "x\n(values not sent: send_results is off)"
-        );
+        assert_eq!(off.withholds(false), Some(NOT_SENT));
+        assert!(!off.redacts_any() && !off.reads(None));
     }
 
     /// The schema carries no value of a redacted column through its type

@@ -96,6 +96,9 @@ struct FileMessage {
     /// it ran on.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     withheld: Option<String>,
+    /// `withheld` was decided from what the engine read.
+    #[serde(default, skip_serializing_if = "is_false")]
+    judged: bool,
     #[serde(flatten)]
     extra: Map<String, Value>,
 }
@@ -256,6 +259,7 @@ impl Session {
                 lookups: m.lookups,
                 statements: m.statements,
                 withheld: m.withheld,
+                judged: m.judged,
             });
             extra_messages.push(m.extra);
         }
@@ -308,6 +312,7 @@ impl Session {
                     lookups: m.lookups.clone(),
                     statements: m.statements.clone(),
                     withheld: m.withheld.clone(),
+                    judged: m.judged,
                     extra: self.extra_messages.get(i).cloned().unwrap_or_default(),
                 })
                 .collect(),

@@ -254,6 +254,23 @@ fn with_earlier<'a>(history: &'a [HistoryMessage], earlier: &'a [Session]) -> Ve
     all
 }
 
+/// Earlier sessions' answers judged by the current rules as well as their
+/// own (SPEC §4.3): what each one's statements read is asked of the engine
+/// now, on the same source (nothing runs).
+fn judged(mut earlier: Vec<Session>, ctx: &ToolContext<'_>) -> Vec<Session> {
+    if ctx.guard.redacts_any() {
+        let answers = earlier
+            .iter_mut()
+            .flat_map(|s| s.messages.iter_mut())
+            .filter(|m| m.role == Role::Assistant && m.withheld.is_none());
+        for m in answers {
+            let read = m.statements_run().iter().any(|sql| (ctx.reads)(sql));
+            m.judge(ctx.guard, read);
+        }
+    }
+    earlier
+}
+
 /// `search_history(query, limit)`.
 pub struct SearchHistory;
 
@@ -278,7 +295,7 @@ impl HelperTool for SearchHistory {
         let limit = arguments["limit"]
             .as_u64()
             .map_or(DEFAULT_LIMIT, |n| n as usize);
-        let earlier = ctx.archive.map(Archive::earlier).unwrap_or_default();
+        let earlier = judged(ctx.archive.map(Archive::earlier).unwrap_or_default(), ctx);
         let all = with_earlier(ctx.history, &earlier);
         let mut found = search(&all, query, limit, ctx.guard);
         if !found.starts_with("no earlier turn") {
@@ -316,7 +333,7 @@ impl HelperTool for GetTurn {
         };
         let wanted = arguments["session"].as_str().filter(|s| !s.is_empty());
         let earlier = match wanted {
-            Some(_) => ctx.archive.map(Archive::earlier).unwrap_or_default(),
+            Some(_) => judged(ctx.archive.map(Archive::earlier).unwrap_or_default(), ctx),
             None => Vec::new(),
         };
         let all = with_earlier(ctx.history, &earlier);
@@ -380,13 +397,22 @@ mod tests {
 
     #[test]
     fn privacy_holds_in_search_and_turns() {
-        let h = history();
-        let all = turns(&h, None);
         let privacy = crate::privacy::Privacy {
             redact: vec!["customers.email".into()],
             ..crate::privacy::Privacy::default()
         };
         let (guard, _) = Guard::new(privacy, &crate::schema::Catalog::default());
+        // A message of an earlier version, which no engine reading judged:
+        // nothing of its result goes while a column is redacted.
+        let unjudged = history();
+        let first = describe_turn(&turns(&unjudged, None)[0], &guard);
+        assert!(!first.contains("Germany,350"), "{first}");
+        // Judged as the engine read them: only the third read `email`.
+        let mut h = history();
+        for (i, m) in h.iter_mut().enumerate() {
+            m.judge(&guard, i == 5);
+        }
+        let all = turns(&h, None);
         // A redacted value is not found, so not even its existence leaks.
         assert!(search(&all, "ann@secret.example", 5, &guard).starts_with("no earlier turn"));
         let third = describe_turn(&all[2], &guard);

@@ -97,6 +97,10 @@ pub struct HistoryMessage {
     /// the rules of the source it ran on (SPEC §4.3): a later source's
     /// rules may add to that, never take it away.
     pub withheld: Option<String>,
+    /// Assistant: `withheld` was decided from what the engine read (a
+    /// message of an earlier version's session was not: while any column
+    /// is redacted, its values are not sent).
+    pub judged: bool,
 }
 
 impl HistoryMessage {
@@ -115,6 +119,7 @@ impl HistoryMessage {
             lookups: Vec::new(),
             statements: Vec::new(),
             withheld: None,
+            judged: false,
         }
     }
 
@@ -209,20 +214,32 @@ impl HistoryMessage {
         text
     }
 
-    /// Why its values may not reach a model: under `guard`'s rules, or
-    /// under those it was made under.
+    /// Why its values may not reach a model: as decided under the rules it
+    /// was made under (and any it was judged by since), or because
+    /// `guard` sends no results, or, for a message no engine reading
+    /// decided, because `guard` redacts a column.
     fn withheld_by(&self, guard: &crate::privacy::Guard) -> Option<String> {
-        guard
-            .withholds_any(&self.codes())
-            .map(String::from)
-            .or_else(|| self.withheld.clone())
+        self.withheld.clone().or_else(|| {
+            guard
+                .withholds(!self.judged && guard.redacts_any())
+                .map(String::from)
+        })
     }
 
-    /// Keeps what `guard` (the rules of the source it ran on) withholds of
-    /// it, once it has run: a later source's guard adds to it.
-    pub fn judge(&mut self, guard: &crate::privacy::Guard) {
+    /// Keeps what `guard` withholds of it, `read_redacted` being what the
+    /// engine said its statements read: once withheld, always withheld.
+    pub fn judge(&mut self, guard: &crate::privacy::Guard, read_redacted: bool) {
         if self.role == Role::Assistant && self.withheld.is_none() {
-            self.withheld = guard.withholds_any(&self.codes()).map(String::from);
+            self.withheld = guard.withholds(read_redacted).map(String::from);
+            self.judged = true;
+        }
+    }
+
+    /// The statements that read the data: the SQL, or what the program ran.
+    pub fn statements_run(&self) -> Vec<&str> {
+        match &self.lua {
+            Some(_) => self.statements.iter().map(String::as_str).collect(),
+            None => self.sql.iter().map(String::as_str).collect(),
         }
     }
 
@@ -247,7 +264,7 @@ impl HistoryMessage {
     /// The error through `guard`, `withheld` already decided.
     fn error_as(&self, guard: &crate::privacy::Guard, withheld: Option<&str>) -> Option<String> {
         let error = self.error.as_deref()?;
-        Some(guard.error_withheld(&self.codes(), self.lua.is_some(), error, withheld))
+        Some(guard.error(&self.codes(), self.lua.is_some(), error, withheld))
     }
 
     /// RFC 3339 timestamp in UTC, as session files store it.

@@ -95,7 +95,9 @@ pub fn run_statement(
     sink: &mut dyn EventSink,
 ) -> Result<Ran, StatementError> {
     let hidden = policy.hidden.clone();
+    let watch = (policy.redaction.clone(), policy.read_redacted.clone());
     let checked = admit(source, sql, policy, cancel, sink)?;
+    note_reads(source, &checked, watch);
     let started = Instant::now();
     let mut forward = Forward::new(sink);
     let result = source.execute(&checked, &mut forward, cancel);
@@ -138,11 +140,47 @@ pub fn run_statement_for(
     rows: &mut dyn RowSink,
 ) -> Result<QueryStats, StatementError> {
     let hidden = policy.hidden.clone();
+    let watch = (policy.redaction.clone(), policy.read_redacted.clone());
     let checked = admit(source, sql, policy, cancel, sink)?;
+    note_reads(source, &checked, watch);
     let stats = executed(source.execute(&checked, rows, cancel))
         .map_err(|e| with_hint(e, source, sql, hidden.as_deref()))?;
     finished(sink, &stats, false)?;
     Ok(stats)
+}
+
+/// Asks the engine what an admitted statement reads, before it runs (its
+/// error may quote what it read), and sets the policy's flag when that
+/// includes a column whose values stay on the machine (SPEC §4.3).
+fn note_reads(
+    source: &dyn DataSource,
+    checked: &CheckedSql,
+    (redaction, flag): (Option<std::sync::Arc<safety::Redaction>>, safety::ReadFlag),
+) {
+    if let Some(redaction) = redaction {
+        if redaction.reads(source.columns_read(checked).as_deref()) {
+            flag.set();
+        }
+    }
+}
+
+/// Whether `sql`, stored from an earlier turn, reads a column whose values
+/// stay on the machine under `policy`, as the engine reads it now (the
+/// gate first: a statement it refuses counts as reading one). Nothing runs.
+pub fn reads_redacted(source: &dyn DataSource, sql: &str, policy: &Policy) -> bool {
+    let Some(redaction) = &policy.redaction else {
+        return false;
+    };
+    let policy = Policy {
+        functions: source.user_functions(),
+        ..policy.clone()
+    };
+    match safety::check_with_engine(sql, source.dialect(), &policy, |text| {
+        source.read_statement(text)
+    }) {
+        Ok(checked) => redaction.reads(source.columns_read(&checked).as_deref()),
+        Err(_) => true,
+    }
 }
 
 /// The gate, then the confirmation of a write, then `QueryStarted`.

@@ -233,6 +233,7 @@ impl Thread {
     /// messages from `context_start` on.
     pub fn set_history(&mut self, history: Vec<HistoryMessage>) {
         self.history = history;
+        self.judge_history(true);
         self.context_start = 0;
         self.sent.clear();
         self.start_over("the conversation's history was replaced");
@@ -266,7 +267,7 @@ impl Thread {
     /// `/source`: another source; the history is kept, the schema reloaded.
     /// The source's privacy settings and notes are [`Thread::set_view`]'s.
     pub fn set_source(&mut self, source: Box<dyn DataSource>, catalog: Catalog) {
-        self.judge_history();
+        self.judge_history(false);
         self.source = source;
         self.plain = catalog;
         self.guard = Guard::default();
@@ -277,8 +278,9 @@ impl Thread {
 
     /// What may leave the machine, and the notes, for the current source.
     pub fn set_view(&mut self, guard: Guard, notes: Notes) {
-        self.judge_history();
+        self.judge_history(false);
         self.guard = guard;
+        self.judge_history(true);
         self.start_over("what may leave the machine changed");
         self.set_notes(notes);
     }
@@ -438,6 +440,7 @@ impl Thread {
                     reply.text,
                     &found.code,
                     Err("not run (--sql-only)"),
+                    false,
                 ));
             }
             // The statements it ran decide what of its outcome the model
@@ -446,20 +449,23 @@ impl Thread {
                 inner: &mut *sink,
                 statements: Vec::new(),
             };
+            let policy = self.policy();
             let ran = self.kind.run(
                 &found.code,
                 RunContext {
                     source: self.source.as_ref(),
                     catalog: &self.catalog,
-                    policy: self.policy(),
+                    policy: policy.clone(),
                     cancel,
                     sink: &mut reading,
                 },
             );
             let statements = reading.statements;
+            // What the engine said its statements read (SPEC §4.3).
+            let read = policy.read_redacted.get();
             match ran {
                 Ok(ran) => {
-                    let answer = self.keep(question, reply.text, &found.code, Ok(&ran));
+                    let answer = self.keep(question, reply.text, &found.code, Ok(&ran), read);
                     self.note_statements(statements);
                     return Ok(answer);
                 }
@@ -471,14 +477,14 @@ impl Thread {
                         why: why.clone(),
                         attempt: fixes,
                     })?;
-                    turn.extend(self.feedback(&reply, &found, &why, &statements));
+                    turn.extend(self.feedback(&reply, &found, &why, &statements, read));
                 }
                 Err(failure) => {
                     let error = failure.error;
                     // A cancelled turn leaves no trace: the conversation is as before.
                     if !matches!(error, AgentError::Cancelled | AgentError::Output { .. }) {
                         let why = error.to_string();
-                        self.keep(question, reply.text, &found.code, Err(&why));
+                        self.keep(question, reply.text, &found.code, Err(&why), read);
                         self.note_statements(statements);
                     }
                     return Err(error);
@@ -519,8 +525,11 @@ impl Thread {
         if question.trim().is_empty() {
             return Vec::new();
         }
+        let policy = self.policy();
+        let source = self.source.as_ref();
+        let reads = |sql: &str| super::runner::reads_redacted(source, sql, &policy);
         self.examples
-            .for_question(question, &self.guard, self.source.dialect())
+            .for_question(question, &self.guard, source.dialect(), &reads)
     }
 
     /// The tools a request offers the model: the answer kind's, then the
@@ -563,12 +572,13 @@ impl Thread {
         text: String,
         code: &str,
         outcome: Result<&Ran, &str>,
+        read_redacted: bool,
     ) -> Answer {
         let rows = outcome.as_ref().ok().map(|ran| ran.stats.rows);
         let said = HistoryMessage::assistant(text.clone());
         self.push_question(question);
         let mut answer = self.kind.record(said, code, outcome);
-        answer.judge(&self.guard);
+        answer.judge(&self.guard, read_redacted);
         self.history.push(answer);
         Answer {
             text,
@@ -654,11 +664,15 @@ impl Thread {
         room: usize,
         sink: &mut dyn EventSink,
     ) -> Result<Option<Vec<Message>>, AgentError> {
+        let policy = self.policy();
+        let source = self.source.as_ref();
+        let reads = |sql: &str| super::runner::reads_redacted(source, sql, &policy);
         let ctx = ToolContext {
             catalog: &self.catalog,
             history: &self.history,
             guard: &self.guard,
             archive: self.archive.as_ref(),
+            reads: &reads,
             room,
         };
         let calls: Vec<&ToolCall> = reply
@@ -734,17 +748,29 @@ impl Thread {
     fn note_statements(&mut self, statements: Vec<String>) {
         if let Some(last) = self.history.last_mut().filter(|m| m.lua.is_some()) {
             last.statements = statements;
-            last.withheld = None;
-            last.judge(&self.guard);
         }
     }
 
     /// Keeps with each answer what the current source's rules withhold of
-    /// it, before they change (SPEC §4.3: a turn keeps the rules it was
-    /// made under).
-    fn judge_history(&mut self) {
-        for m in &mut self.history {
-            m.judge(&self.guard);
+    /// it (SPEC §4.3: a turn keeps the rules it was made under, and later
+    /// rules add to them): what its statements read is asked of the engine
+    /// again, nothing runs. An answer made here was judged when it ran; one
+    /// restored from a session is judged now; `again`: every answer not yet
+    /// withheld is judged by these rules (they are new).
+    fn judge_history(&mut self, again: bool) {
+        let policy = self.policy();
+        let source = self.source.as_ref();
+        for m in self
+            .history
+            .iter_mut()
+            .filter(|m| m.role == crate::llm::Role::Assistant && m.withheld.is_none())
+            .filter(|m| again || !m.judged)
+        {
+            let read = self.guard.redacts_any()
+                && m.statements_run()
+                    .iter()
+                    .any(|sql| super::runner::reads_redacted(source, sql, &policy));
+            m.judge(&self.guard, read);
         }
     }
 
@@ -757,11 +783,15 @@ impl Thread {
         found: &Found,
         why: &str,
         statements: &[String],
+        read_redacted: bool,
     ) -> Vec<Message> {
         let mut codes = vec![found.code.as_str()];
         codes.extend(statements.iter().map(String::as_str));
         let program = self.kind.mode() == Mode::Lua;
-        let fix = self.kind.feedback(&self.guard.error(&codes, program, why));
+        let withheld = self.guard.withholds(read_redacted);
+        let fix = self
+            .kind
+            .feedback(&self.guard.error(&codes, program, why, withheld));
         let mut said = Message::assistant(reply.text.clone());
         match &found.tool_call_id {
             Some(id) => {

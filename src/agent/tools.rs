@@ -32,6 +32,9 @@ pub struct ToolContext<'a> {
     pub guard: &'a Guard,
     /// Where earlier sessions are, when the conversation keeps them.
     pub archive: Option<&'a Archive>,
+    /// Whether a stored statement reads a column whose values stay on the
+    /// machine, as the engine reads it now (nothing runs).
+    pub reads: &'a dyn Fn(&str) -> bool,
     /// Bytes the result may take: the next request carries it, and it
     /// must fit the model's window.
     pub room: usize,
@@ -175,7 +178,7 @@ fn matches(pattern: &str, name: &str) -> bool {
     if !pattern.contains(['*', '?']) {
         return name.contains(pattern);
     }
-    crate::privacy::glob(pattern, name)
+    crate::safety::glob(pattern, name)
 }
 
 /// A model without tools asks by replying with a ```tables block naming
@@ -242,6 +245,7 @@ mod tests {
             history: &[],
             guard: &guard,
             archive: None,
+            reads: &|_| false,
             room: DESCRIBE_BUDGET,
         };
         assert_eq!(

@@ -95,8 +95,15 @@ impl Verified {
 
     /// The examples to send with `question`, most similar first: never
     /// one for the same question (an evaluation asks stored questions), one
-    /// that reads a hidden table, or a redacted column's values.
-    pub fn for_question(&self, question: &str, guard: &Guard, dialect: Dialect) -> Vec<Shown> {
+    /// that reads a hidden table, or a redacted column's values (`reads`
+    /// asks the engine whether an example's SQL reads one).
+    pub fn for_question(
+        &self,
+        question: &str,
+        guard: &Guard,
+        dialect: Dialect,
+        reads: &dyn Fn(&str) -> bool,
+    ) -> Vec<Shown> {
         let Some(inner) = &self.inner else {
             return Vec::new();
         };
@@ -110,7 +117,8 @@ impl Verified {
             .into_iter()
             .filter_map(|(i, _)| {
                 let example = &inner.examples[i];
-                let sql = guard.example_sql(&example.sql, dialect)?;
+                let read = guard.redacts_any() && reads(&example.sql);
+                let sql = guard.example_sql(&example.sql, dialect, read)?;
                 Some(Shown {
                     question: example.question.clone(),
                     sql,
@@ -254,23 +262,27 @@ mod tests {
             ],
             3,
         );
-        let sent = verified.for_question("salary paid in total", &guard, Dialect::Sqlite);
+        // As the engine would say: only the example on emails reads one.
+        let reads = |sql: &str| sql.contains("email");
+        let sent = verified.for_question("salary paid in total", &guard, Dialect::Sqlite, &reads);
         assert!(sent.iter().all(|s| !s.sql.contains("payroll")), "{sent:?}");
         let sent = verified.for_question(
             "the customer whose email is bob@example.com",
             &guard,
             Dialect::Sqlite,
+            &reads,
         );
-        assert!(
-            sent.iter().any(|s| s.sql.contains("email = '…'")),
-            "{sent:?}"
+        // An example that reads a redacted column with a value is not sent.
+        assert!(sent.iter().all(|s| !s.sql.contains("email")), "{sent:?}");
+        let sent = verified.for_question(
+            "which customers live in Germany",
+            &guard,
+            Dialect::Sqlite,
+            &reads,
         );
-        assert!(sent.iter().all(|s| !s.sql.contains("ann@")), "{sent:?}");
-        let sent =
-            verified.for_question("which customers live in Germany", &guard, Dialect::Sqlite);
         assert_eq!(sent[0].sql, "SELECT id FROM customers WHERE country = 'DE'");
         // Its own question is never its example.
-        let sent = verified.for_question("customers in Germany", &guard, Dialect::Sqlite);
+        let sent = verified.for_question("customers in Germany", &guard, Dialect::Sqlite, &reads);
         assert!(sent.iter().all(|s| s.question != "customers in Germany"));
     }
 }

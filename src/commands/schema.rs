@@ -81,9 +81,12 @@ pub fn as_sent_text(opened: &Opened, question: &str) -> String {
     let examples = if question.trim().is_empty() {
         Vec::new()
     } else {
+        let policy = opened.guard.policy(false);
+        let reads =
+            |sql: &str| crate::agent::runner::reads_redacted(opened.source.as_ref(), sql, &policy);
         opened
             .examples
-            .for_question(question, &opened.guard, dialect)
+            .for_question(question, &opened.guard, dialect, &reads)
     };
     let view = SchemaView {
         catalog: &catalog,

@@ -302,6 +302,10 @@ impl DataSource for SharedSource {
         self.on_free(&CancelToken::new(), |source| source.user_functions())?
     }
 
+    fn columns_read(&self, sql: &CheckedSql) -> Option<Vec<crate::safety::ColumnRead>> {
+        self.on_free(&CancelToken::new(), |source| source.columns_read(sql))?
+    }
+
     fn login_privileges(
         &self,
         hidden: &[crate::schema::Table],

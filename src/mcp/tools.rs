@@ -315,8 +315,10 @@ impl Tools {
             text.push_str(&notes);
         }
         // The verified examples most like the question (SPEC §14).
+        let policy = open.guard.policy(false);
+        let reads = |sql: &str| crate::agent::runner::reads_redacted(&open.source, sql, &policy);
         let shown = question
-            .map(|q| open.examples.for_question(q, &open.guard, dialect))
+            .map(|q| open.examples.for_question(q, &open.guard, dialect, &reads))
             .unwrap_or_default();
         let (examples, _) = crate::agent::verified::block(&shown, 6_000);
         if !examples.is_empty() {
@@ -366,9 +368,10 @@ impl Tools {
         };
         let mut sink = ResultSink::new(caps, consent);
         let policy = open.guard.policy(self.allow_write);
+        let read = policy.read_redacted.clone();
         match run_statement(&open.source, &args.sql, policy, cancel, &mut sink) {
             Ok(_) => {
-                if let Some(why) = open.guard.withholds(Some(&args.sql)) {
+                if let Some(why) = open.guard.withholds(read.get()) {
                     sink.withhold(why);
                 }
                 let mut reply = Reply::ok(result_text(&sink), None);
@@ -382,9 +385,12 @@ impl Tools {
             },
             Err(StatementError::Declined(why)) => Reply::error(sink.declined.take().unwrap_or(why)),
             // An engine may quote a value the client may not see (SPEC §4.3).
-            Err(e @ StatementError::Engine(_)) => {
-                Reply::error(open.guard.error(&[&args.sql], false, &statement_message(e)))
-            }
+            Err(e @ StatementError::Engine(_)) => Reply::error(open.guard.error(
+                &[&args.sql],
+                false,
+                &statement_message(e),
+                open.guard.withholds(read.get()),
+            )),
             Err(e) => Reply::error(statement_message(e)),
         }
     }
@@ -437,7 +443,15 @@ impl Tools {
         let _hook = cancel.on_cancel(move || canceller.cancel());
         let mut sink = ResultSink::new(self.caps, consent);
         let result = thread.ask(question, &mut sink);
-        if let Some(why) = open.guard.withholds(sink.sql.as_deref()) {
+        // What the answer's statements read, as the engine said (SPEC §4.3);
+        // a turn that ran nothing has no values to withhold.
+        let withheld = thread
+            .history()
+            .last()
+            .filter(|m| m.sql.is_some())
+            .and_then(|m| m.withheld.clone())
+            .or_else(|| open.guard.withholds(false).map(String::from));
+        if let Some(why) = &withheld {
             sink.withhold(why);
         }
         let mut reply = match result {
@@ -472,7 +486,12 @@ impl Tools {
                     .chain(&sink.proposed)
                     .map(String::as_str)
                     .collect();
-                Reply::error(open.guard.error(&codes, false, &agent_message(&e)))
+                Reply::error(open.guard.error(
+                    &codes,
+                    false,
+                    &agent_message(&e),
+                    withheld.as_deref(),
+                ))
             }
             Err(e) => Reply::error(agent_message(&e)),
         };

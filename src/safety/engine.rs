@@ -411,6 +411,7 @@ mod tests {
             ))),
             functions: None,
             vouched: Vec::new(),
+            ..Policy::default()
         };
         let named = EngineReading {
             statement: "SELECT * FROM payroll".into(),

@@ -97,7 +97,7 @@ impl Hidden {
             || self
                 .patterns
                 .iter()
-                .any(|p| crate::privacy::glob(p, &lower) || crate::privacy::glob(p, bare))
+                .any(|p| super::glob(p, &lower) || super::glob(p, bare))
     }
 
     /// The hidden table a file path reads, if any: a path the engine reads

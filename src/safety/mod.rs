@@ -12,6 +12,7 @@ mod engine;
 mod forms;
 mod functions;
 mod hidden;
+mod redaction;
 mod server_forms;
 #[cfg(test)]
 mod tests;
@@ -30,6 +31,7 @@ pub use classify::{pragma_changes_data, pragma_only_reads};
 pub use engine::{duckdb_allows, EngineReading, TABLE_NAMING_FUNCTIONS};
 pub use functions::sqlite_allows;
 pub use hidden::{is_catalog, Hidden};
+pub use redaction::{column_listed, glob, table_matches, ColumnRead, ReadFlag, Redaction};
 
 /// The names of an allow-list file (`duckdb_functions.txt`…): one a line,
 /// `#` lines are comments.
@@ -80,6 +82,12 @@ pub struct Policy {
     /// though the database defines them. The never-allowed ones stay
     /// refused.
     pub vouched: Vec<String>,
+    /// The columns whose values stay on the machine (SPEC §4.3): the
+    /// runner asks the engine what each statement it admits reads.
+    pub redaction: Option<std::sync::Arc<Redaction>>,
+    /// Set when a statement admitted under this policy (or a clone of it)
+    /// read one of those columns, or the engine could not say.
+    pub read_redacted: ReadFlag,
 }
 
 impl Policy {

@@ -393,6 +393,7 @@ fn clickhouse_catalog_is_refused_while_tables_are_hidden() {
         ))),
         functions: None,
         vouched: Vec::new(),
+        ..Policy::default()
     };
     for sql in [
         "SELECT name FROM system.tables",
@@ -618,6 +619,7 @@ fn postgres_functions_come_from_the_allow_list_or_the_catalog() {
         hidden: hiding.then(|| std::sync::Arc::new(Hidden::new(["payroll".to_string()], vec![]))),
         functions: Some(functions.clone()),
         vouched: Vec::new(),
+        ..Policy::default()
     };
     assert_eq!(
         read("SELECT pay_total()", &with(false, false)),
@@ -742,6 +744,7 @@ fn mysql_clickhouse_and_sqlite_functions_come_from_their_allow_lists() {
         hidden: hiding.then(|| std::sync::Arc::new(Hidden::new(["payroll".to_string()], vec![]))),
         functions: Some(functions.clone()),
         vouched: vouched.iter().map(|v| v.to_string()).collect(),
+        ..Policy::default()
     };
     assert!(matches!(
         read("SELECT add_row()", Dialect::MySql, &with(false, &[])),

@@ -716,6 +716,10 @@ impl DataSource for DuckDbSource {
         (!self.files.is_empty()).then(|| super::files_fingerprint(&self.files))
     }
 
+    fn columns_read(&self, sql: &CheckedSql) -> Option<Vec<crate::safety::ColumnRead>> {
+        super::duckdb_reads::columns_read(&self.conn.borrow(), sql.sql())
+    }
+
     fn read_statement(&self, sql: &str) -> Option<Result<EngineReading, String>> {
         let mut reading = match self.gate.read(sql) {
             Ok(reading) => reading,

@@ -20,6 +20,7 @@ mod duckdb;
 mod duckdb_behind;
 mod duckdb_gate;
 mod duckdb_narrow;
+mod duckdb_reads;
 mod duckdb_values;
 mod duckdb_views;
 mod login;
@@ -28,6 +29,7 @@ mod partitions;
 mod postgres;
 mod saved;
 mod server;
+mod server_reads;
 #[cfg(test)]
 mod server_tests;
 mod spec;
@@ -267,6 +269,13 @@ pub trait DataSource: Send {
     /// No default: a source that wraps another must pass them on, or the
     /// gate would take the database's function for a built-in of its name.
     fn user_functions(&self) -> Option<std::sync::Arc<crate::safety::UserFunctions>>;
+
+    /// What `sql` reads, as the engine's own reading shows it (SPEC §4.3):
+    /// `(table, column)` pairs, `*` where the engine names no table or
+    /// reads every column; `None` when the engine cannot say (then every
+    /// redacted column counts as read). Asked before the statement runs;
+    /// runs nothing of it. No default, like [`DataSource::user_functions`].
+    fn columns_read(&self, sql: &CheckedSql) -> Option<Vec<crate::safety::ColumnRead>>;
 
     /// The files on this machine the source is (a database file, the data
     /// files of a folder, glob or dataset): a Lua program may not read or

@@ -33,6 +33,9 @@ use crate::safety::{Access, CheckedSql};
 use crate::schema::{Catalog, ColumnInfo, ForeignKey, Table};
 use crate::schema::{TableKind, SAMPLE_ROWS};
 
+/// One row of `EXPLAIN`: its `table`, `type` and `Extra`.
+type PlanRow = (String, String, String);
+
 pub(crate) struct MySqlSource {
     rt: tokio::runtime::Runtime,
     conn: Mutex<MySqlConnection>,
@@ -206,6 +209,57 @@ impl MySqlSource {
         let result = self.stream(conn, sql, sink, cancelled).await;
         server::end_read(&mut *conn).await;
         result
+    }
+
+    /// The server's own rewrite of `sql` (`EXPLAIN [EXTENDED]`'s note
+    /// 1003) and its plan's `(table, type, Extra)` rows, inside a read-only
+    /// transaction like any read; nothing of `sql` runs.
+    fn rewrite(&self, sql: &str) -> Option<(String, Vec<PlanRow>)> {
+        let cell = |row: &MySqlRow, name: &str| -> String {
+            row.try_get_unchecked::<Option<&[u8]>, _>(name)
+                .ok()
+                .flatten()
+                .map(|b| String::from_utf8_lossy(b).into_owned())
+                .unwrap_or_default()
+        };
+        self.rt.block_on(async {
+            let mut conn = self.conn.lock().await;
+            self.revive(&mut conn).await.ok()?;
+            sqlx::raw_sql(&self.begin_read(self.options.timeout))
+                .execute(&mut *conn)
+                .await
+                .ok()?;
+            let mut read = async || -> Option<(String, Vec<PlanRow>)> {
+                // MariaDB and MySQL 5.7 write the note with EXTENDED; MySQL
+                // 8 refuses the word and writes it always.
+                let mut rows = None;
+                for explain in ["EXPLAIN EXTENDED ", "EXPLAIN "] {
+                    if let Ok(r) = sqlx::raw_sql(&format!("{explain}{sql}"))
+                        .fetch_all(&mut *conn)
+                        .await
+                    {
+                        rows = Some(r);
+                        break;
+                    }
+                }
+                let plan = rows?
+                    .iter()
+                    .map(|r| (cell(r, "table"), cell(r, "type"), cell(r, "Extra")))
+                    .collect();
+                let warnings = sqlx::raw_sql("SHOW WARNINGS")
+                    .fetch_all(&mut *conn)
+                    .await
+                    .ok()?;
+                let note = warnings
+                    .iter()
+                    .find(|w| cell(w, "Code") == "1003")
+                    .map(|w| cell(w, "Message"))?;
+                Some((note, plan))
+            };
+            let result = read().await;
+            server::end_read(&mut *conn).await;
+            result
+        })
     }
 
     /// Runs one of aiq's own catalog queries as a read (with a tighter time
@@ -408,6 +462,11 @@ impl RowSink for FirstRow<'_, '_> {
 }
 
 impl DataSource for MySqlSource {
+    fn columns_read(&self, sql: &CheckedSql) -> Option<Vec<crate::safety::ColumnRead>> {
+        let (note, plan) = self.rewrite(sql.sql())?;
+        Some(super::server_reads::mysql_rewrite(&note, &plan))
+    }
+
     fn own_files(&self) -> Vec<std::path::PathBuf> {
         Vec::new()
     }

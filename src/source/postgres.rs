@@ -342,6 +342,21 @@ impl DataSource for PostgresSource {
         Some(self.status.clone())
     }
 
+    fn columns_read(&self, sql: &CheckedSql) -> Option<Vec<crate::safety::ColumnRead>> {
+        let explained = self
+            .internal(
+                &format!("EXPLAIN (VERBOSE, FORMAT JSON) {}", sql.sql()),
+                None,
+            )
+            .ok()?;
+        let plan = explained.rows.first()?.first()?.to_text();
+        let own: Vec<String> = self
+            .user_functions()
+            .map(|f| f.functions.keys().map(|k| k.to_lowercase()).collect())
+            .unwrap_or_default();
+        super::server_reads::postgres_plan(&plan, &own)
+    }
+
     fn login_privileges(&self, hidden: &[Table]) -> Option<Result<LoginPrivileges, SourceError>> {
         let run = |sql: &str| self.internal(sql, None);
         Some(super::login::postgres(&run, hidden).map_err(|e| SourceError(e.to_string())))

@@ -173,6 +173,11 @@ impl DataSource for SqliteSource {
         )
     }
 
+    fn columns_read(&self, sql: &CheckedSql) -> Option<Vec<crate::safety::ColumnRead>> {
+        let _denying = Denying::new(&self.reads, sql);
+        columns_of(&self.conn, &self.reads, sql.sql())
+    }
+
     fn read_statement(&self, sql: &str) -> Option<Result<EngineReading, String>> {
         let reading = read_statement(&self.conn, sql);
         // The tables it reads, as SQLite's own authorizer is asked while it
@@ -261,6 +266,9 @@ struct Watch {
     /// Each table (or view, or pragma function) read, once; `Some` only
     /// while a reading is taken.
     reads: Option<Vec<String>>,
+    /// Each column read, `(table, column)` lowercase; `Some` only while
+    /// [`columns_of`] takes them (SPEC §4.3).
+    columns: Option<Vec<crate::safety::ColumnRead>>,
     /// The hidden tables of the statement being run: SQLite itself denies
     /// reading them, their views, the catalogs and pragmas (SPEC §4.2,
     /// layer 2), whatever the gate let through.
@@ -279,6 +287,21 @@ fn noting(
     move |ctx: AuthContext<'_>| {
         // A pragma reads what it names (`PRAGMA table_info('t')` reads t)
         // and, as the catalog it is, `pragma_NAME`.
+        if let AuthAction::Read {
+            table_name,
+            column_name,
+        } = ctx.action
+        {
+            if let Ok(mut watch) = reads.lock() {
+                if let Some(columns) = watch.columns.as_mut() {
+                    // An empty column name is the rowid.
+                    let read = (table_name.to_lowercase(), column_name.to_lowercase());
+                    if !read.1.is_empty() && !columns.contains(&read) {
+                        columns.push(read);
+                    }
+                }
+            }
+        }
         let read: Vec<String> = match ctx.action {
             AuthAction::Read { table_name, .. } => vec![table_name.to_lowercase()],
             AuthAction::Pragma {
@@ -329,6 +352,29 @@ fn reads_of(conn: &Connection, reads: &Reads, sql: &str) -> Result<Vec<String>, 
     let prepared = conn.prepare(sql).map(drop).map_err(|e| e.to_string());
     let seen = set(None).unwrap_or_default();
     prepared.map(|()| seen)
+}
+
+/// The columns `sql` reads, as SQLite asks its authorizer while preparing
+/// it (through views, CTEs and subqueries, down to the tables' columns);
+/// nothing runs. A statement that does not prepare reads nothing: it fails
+/// the same way when it runs, before reading (the message names, never
+/// holds values).
+fn columns_of(
+    conn: &Connection,
+    reads: &Reads,
+    sql: &str,
+) -> Option<Vec<crate::safety::ColumnRead>> {
+    let set = |v: Option<Vec<crate::safety::ColumnRead>>| {
+        reads
+            .lock()
+            .map(|mut g| std::mem::replace(&mut g.columns, v))
+            .ok()
+            .flatten()
+    };
+    set(Some(Vec::new()));
+    let prepared = conn.prepare(sql).map(drop);
+    let seen = set(None).unwrap_or_default();
+    Some(if prepared.is_ok() { seen } else { Vec::new() })
 }
 
 /// Denies `sql`'s hidden tables in the authorizer until dropped.
@@ -773,6 +819,47 @@ mod tests {
         )
         .unwrap();
         path
+    }
+
+    /// What a statement reads, as SQLite's authorizer tells it: through a
+    /// view, `*`, a subquery, and comments as SQLite reads them (block
+    /// comments do not nest).
+    #[test]
+    fn the_authorizer_names_the_columns_a_statement_reads() {
+        let dir = tempfile::tempdir().unwrap();
+        let src = SqliteSource::open(&fixture(dir.path()), OpenOptions::default()).unwrap();
+        let read = |sql: &str| {
+            let checked =
+                crate::safety::check(sql, crate::safety::Dialect::Sqlite, &Default::default())
+                    .unwrap();
+            let mut v: Vec<String> = src
+                .columns_read(&checked)
+                .unwrap()
+                .into_iter()
+                .map(|(t, c)| format!("{t}.{c}"))
+                .collect();
+            v.sort();
+            v
+        };
+        assert_eq!(read("SELECT name FROM c"), ["c.name"]);
+        assert_eq!(read("SELECT count(*) FROM c"), Vec::<String>::new());
+        assert_eq!(
+            read("SELECT ALL * FROM c"),
+            ["c.born", "c.id", "c.name", "c.vip"]
+        );
+        // A view: its own column, and every column its query reads.
+        assert_eq!(
+            read("SELECT c_id FROM big"),
+            ["big.c_id", "o.amount", "o.at", "o.c_id", "o.id"]
+        );
+        assert_eq!(
+            read("SELECT id /* /* */, name -- */\nFROM c"),
+            ["c.id", "c.name"]
+        );
+        assert_eq!(
+            read("SELECT (SELECT max(born) FROM c) WHERE 1 IN (SELECT vip FROM c)"),
+            ["c.born", "c.vip"]
+        );
     }
 
     fn run(src: &SqliteSource, sql: &str) -> Result<Vec<Vec<Value>>, ExecError> {

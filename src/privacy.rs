@@ -213,6 +213,8 @@ pub struct Guard {
     /// The tables left out, as the catalog names them (name, kind and
     /// `one_name` only), for `aiq doctor`'s check of the login.
     hidden_tables: Arc<Vec<Table>>,
+    /// The views that reach a redacted or excluded column, as listed.
+    tainted_views: Vec<String>,
 }
 
 /// The tables `privacy` leaves out of `catalog`, lowercased: those it
@@ -253,6 +255,9 @@ fn left_out(privacy: &Privacy, catalog: &Catalog) -> HashSet<String> {
 /// stay on the machine (SPEC §4.3), lowercase: directly or through other
 /// views, as the engine's catalog tells what each reaches.
 fn tainted(privacy: &Privacy, catalog: &Catalog) -> HashSet<String> {
+    if privacy.value_patterns().next().is_none() {
+        return HashSet::new();
+    }
     let mut with_values: HashSet<String> = catalog
         .tables
         .iter()
@@ -263,11 +268,22 @@ fn tainted(privacy: &Privacy, catalog: &Catalog) -> HashSet<String> {
         })
         .map(|t| t.name.to_lowercase())
         .collect();
+    let bare = |n: &str| n.rsplit('.').next().unwrap_or(n).to_lowercase();
+    let listed: HashSet<String> = catalog.tables.iter().map(|t| bare(&t.name)).collect();
+    // A table the catalog lists has its columns to go by; one it does not
+    // (a table the view reads elsewhere), the patterns' table parts.
     let reaches_one = |r: &String, set: &HashSet<String>| {
-        set.contains(r)
-            || privacy
-                .value_patterns()
-                .any(|p| p.rsplit_once('.').is_some_and(|(t, _)| table_matches(t, r)))
+        let r = r.to_lowercase();
+        if r == REACHES_UNKNOWN {
+            return true;
+        }
+        match listed.contains(&bare(&r)) {
+            true => set.contains(&r) || set.iter().any(|t| bare(t) == bare(&r)),
+            false => privacy.value_patterns().any(|p| {
+                p.rsplit_once('.')
+                    .is_some_and(|(t, _)| t != "*" && table_matches(t, &r))
+            }),
+        }
     };
     let mut views = HashSet::new();
     loop {
@@ -323,6 +339,7 @@ impl Guard {
         let mut hidden_tables = Vec::new();
         let left_out = left_out(&privacy, full);
         let tainted = tainted(&privacy, full);
+        let mut tainted_views = Vec::new();
         for table in &full.tables {
             if left_out.contains(&table.name.to_lowercase()) {
                 hidden_names.push(table.name.clone());
@@ -363,6 +380,14 @@ impl Guard {
                         c.type_name = without_labels(&c.type_name);
                     }
                 }
+            }
+            if tainted.contains(&table.name.to_lowercase()) {
+                tainted_views.push(table.name.clone());
+                let note = "reads a redacted column: its values are not sent";
+                t.comment = Some(match t.comment.take().filter(|c| !c.is_empty()) {
+                    Some(c) => format!("{c} ({note})"),
+                    None => note.to_string(),
+                });
             }
             // A key to a table or column left out, or from a column left
             // out, would describe it.
@@ -412,6 +437,7 @@ impl Guard {
                 names,
                 hidden_columns,
                 hidden_tables: Arc::new(hidden_tables),
+                tainted_views,
             },
             seen,
         )
@@ -421,6 +447,12 @@ impl Guard {
     /// them (name, kind and `one_name`; no columns).
     pub fn hidden_tables(&self) -> &[Table] {
         &self.hidden_tables
+    }
+
+    /// The views that reach a redacted or excluded column: described
+    /// without samples, their results withheld.
+    pub fn views_over_redacted(&self) -> &[String] {
+        &self.tainted_views
     }
 
     /// The settings applied.
@@ -734,6 +766,40 @@ mod tests {
         );
         assert_eq!(off.withholds(false), Some(NOT_SENT));
         assert!(!off.redacts_any() && !off.reads(None));
+    }
+
+    /// A view over a redacted column shows its values under any name: it
+    /// is described without samples and says its values are not sent.
+    #[test]
+    fn a_view_over_a_redacted_column_is_described_so() {
+        let mut full = catalog();
+        full.tables.push(Table {
+            name: "contacts".into(),
+            kind: crate::schema::TableKind::View,
+            reaches: vec!["customers".into()],
+            columns: vec![ColumnInfo {
+                name: "reach".into(),
+                samples: vec!["ann@x.test".into()],
+                ..ColumnInfo::default()
+            }],
+            ..Table::default()
+        });
+        let privacy = Privacy {
+            redact: vec!["customers.email".into()],
+            ..Privacy::default()
+        };
+        let (guard, seen) = Guard::new(privacy, &full);
+        let text = seen.render();
+        assert!(!text.contains("ann@x.test"), "{text}");
+        assert!(
+            text.contains("view contacts -- reads a redacted column: its values are not sent"),
+            "{text}"
+        );
+        assert_eq!(guard.views_over_redacted(), ["contacts"]);
+        let read = vec![("contacts".to_string(), "reach".to_string())];
+        assert!(guard.reads(Some(&read)));
+        let (guard, _) = Guard::new(Privacy::default(), &full);
+        assert!(guard.views_over_redacted().is_empty());
     }
 
     /// The schema carries no value of a redacted column through its type

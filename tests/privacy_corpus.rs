@@ -451,6 +451,13 @@ fn examples(sb: &Sandbox, engine: Engine) {
         "{engine:?}: an example carries a value: {text}"
     );
     assert!(text.contains("tier = 'gold'"), "{engine:?}: {text}");
+    if engine != Engine::Csv {
+        assert!(
+            text.contains("view contacts -- reads a redacted column: its values are not sent"),
+            "{engine:?}: {text}"
+        );
+        assert!(text.contains("-- views over them"), "{engine:?}: {text}");
+    }
 }
 
 fn walk(engine: Engine, server: Option<&Server>) {

@@ -138,6 +138,13 @@ pub fn as_sent_text(opened: &Opened, question: &str) -> String {
             privacy.redact.join(", ")
         ));
     }
+    let views = opened.guard.views_over_redacted();
+    if !views.is_empty() {
+        out.push_str(&format!(
+            "-- views over them (no samples; a result that reads one goes with its columns only): {}\n",
+            views.join(", ")
+        ));
+    }
     let mut hiding = Vec::new();
     for (key, list) in [
         ("include", &privacy.include),

@@ -523,35 +523,39 @@ impl Conversation {
         Event::CommandFailed(format!("no table named {name}{near}"))
     }
 
-    /// `/good`: the last question and the SQL that answered it become a
-    /// verified example of this source (SPEC §14), sent from the next
-    /// similar question on.
+    /// `/good`: the last question and the SQL last run for it — the
+    /// model's, an `/edit`ed one, or `/sql` — become a verified example of
+    /// this source (SPEC §14), sent from the next similar question on.
     fn good(&mut self, sink: &mut dyn EventSink) {
+        use crate::llm::Role;
         let history = self.thread.history();
-        let pair = history
+        let Some(q) = history
             .iter()
-            .rposition(|m| m.role == crate::llm::Role::User)
-            .and_then(|q| {
-                let answer = history.get(q + 1)?;
-                Some((history[q].content.clone(), answer))
-            });
-        let Some((question, answer)) = pair else {
+            .rposition(|m| m.role == Role::User && m.content != super::thread::BY_HAND)
+        else {
             let _ = sink.event(Event::CommandFailed(
                 "no question yet: ask one, check its answer, then /good keeps it".into(),
             ));
             return;
         };
-        let why_not = match (&answer.sql, &answer.error) {
-            (None, _) => Some("the last answer has no SQL to keep"),
-            (Some(_), Some(_)) => {
-                Some("the last answer's SQL failed; fix it with /edit, then ask again")
-            }
-            (Some(_), None) => None,
+        let question = history[q].content.clone();
+        // The SQL the user last ran and saw for it.
+        let last = history[q + 1..]
+            .iter()
+            .rev()
+            .find(|m| m.role == Role::Assistant && m.sql.is_some());
+        let why_not = match last {
+            None => Some("the last answer has no SQL to keep: run one with /sql (or /edit), then /good"),
+            Some(m) if m.error.is_some() => Some(
+                "the last SQL run failed; fix it with /edit, run it, then /good keeps the one that worked",
+            ),
+            Some(_) => None,
         };
         if let Some(why) = why_not {
             let _ = sink.event(Event::CommandFailed(why.into()));
             return;
         }
+        let answer = last.expect("checked above");
         let sql = answer.sql.clone().unwrap_or_default();
         let schema = self.thread.fingerprint();
         let path = crate::home::examples_file(&self.home, &self.notes_key);
@@ -563,7 +567,8 @@ impl Conversation {
                     self.thread.examples_max(),
                 ));
                 let _ = sink.event(Event::Notice(format!(
-                    "Kept as verified example {id} in {}; similar questions get it from now on.",
+                    "Kept: {}\nas verified example {id} in {}; similar questions get it from now on.",
+                    sql.trim(),
                     path.display()
                 )));
             }

@@ -432,7 +432,9 @@ fn good_keeps_the_last_answer_as_an_example_for_similar_questions() {
     submit(&mut c, "How many per month?", false);
     let (_, s) = submit(&mut c, "/good", false);
     assert!(
-        texts(&s)[0].starts_with("notice: Kept as verified example 1"),
+        texts(&s)[0].starts_with(
+            "notice: Kept: SELECT month, n FROM t ORDER BY month\nas verified example 1"
+        ),
         "{:?}",
         texts(&s)
     );
@@ -460,6 +462,81 @@ fn good_keeps_the_last_answer_as_an_example_for_similar_questions() {
     assert!(!requests.last().unwrap()[0]
         .content
         .contains("Verified examples"));
+}
+
+/// The correction loop: `/good` keeps the SQL the person last ran and
+/// saw — an `/edit`ed statement run with `/sql` after the model's, a
+/// working one after a failed answer — and says which; what `/sql` ran
+/// joins the conversation the model sees.
+#[test]
+fn good_keeps_what_the_person_last_ran() {
+    let dir = tempfile::tempdir().unwrap();
+    let (mut c, seen) = conversation(
+        dir.path(),
+        vec![
+            sql("SELECT month, n FROM t LIMIT 5"),
+            sql("SELECT nope FROM t"),
+            sql("SELECT nope FROM t"),
+            sql("SELECT nope FROM t"),
+            sql("SELECT month FROM t WHERE n > 1"),
+        ],
+        Keep::Nothing,
+    );
+    submit(&mut c, "counts per month", false);
+    // `/edit` puts `/sql …` in the input line; the person changes it.
+    submit(&mut c, "/sql SELECT month, n FROM t LIMIT 3", false);
+    let (_, s) = submit(&mut c, "/good", false);
+    assert!(
+        texts(&s)[0].starts_with("notice: Kept: SELECT month, n FROM t LIMIT 3\n"),
+        "{:?}",
+        texts(&s)
+    );
+    // A failed answer, fixed by hand.
+    submit(&mut c, "the broken question", false);
+    let (_, s) = submit(&mut c, "/good", false);
+    assert!(
+        texts(&s)[0].starts_with("failed: the last SQL run failed"),
+        "{:?}",
+        texts(&s)
+    );
+    submit(&mut c, "/sql SELECT n FROM t", false);
+    let (_, s) = submit(&mut c, "/good", false);
+    assert!(
+        texts(&s)[0].starts_with("notice: Kept: SELECT n FROM t\n"),
+        "{:?}",
+        texts(&s)
+    );
+    let file = dir.path().join("home/examples/t.db.jsonl");
+    let stored = crate::examples::Store::load(&file).unwrap();
+    let kept: Vec<(&str, &str)> = stored
+        .examples
+        .iter()
+        .map(|e| (e.question.as_str(), e.sql.as_str()))
+        .collect();
+    assert_eq!(
+        kept,
+        [
+            ("counts per month", "SELECT month, n FROM t LIMIT 3"),
+            ("the broken question", "SELECT n FROM t")
+        ]
+    );
+    // A follow-up after `/sql` has that SQL and its result as context.
+    submit(&mut c, "/sql SELECT month, n FROM t ORDER BY n DESC", false);
+    submit(&mut c, "now only the busy months", false);
+    let requests = seen.lock().unwrap();
+    let last: String = requests
+        .last()
+        .unwrap()
+        .iter()
+        .map(|m| m.content.clone())
+        .collect::<Vec<_>>()
+        .join("\n");
+    assert!(
+        last.contains("SELECT month, n FROM t ORDER BY n DESC"),
+        "{last}"
+    );
+    assert!(last.contains("(I ran this SQL myself.)"), "{last}");
+    assert!(last.contains("Result: 2 rows"), "{last}");
 }
 
 /// `/edit` hands the front end the last SQL (the model's, failed or not,

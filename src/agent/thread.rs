@@ -17,7 +17,7 @@ use super::kind::{AnswerKind, Mode, RunContext, RunFailure, SqlAnswers};
 use super::link::{layout, rank, LinkIndex, Signals};
 use super::outcome::{AgentError, Answer};
 use super::prompt::{messages, system_prompt, PromptFacts};
-use super::runner::{finish_turn, statement_turn, Ran};
+use super::runner::{finish_turn, run_statement, Ran};
 use super::tools::{self, HelperTool, ToolContext};
 use super::{HistoryMessage, Lookup};
 use crate::cancel::{CancelHandle, CancelToken, TurnSlot};
@@ -28,6 +28,10 @@ use crate::privacy::Guard;
 use crate::safety::Policy;
 use crate::schema::Catalog;
 use crate::source::{DataSource, EngineKind};
+
+/// The question of a turn whose SQL the user ran by hand (`/sql`, an
+/// `/edit`ed statement): the model reads it before that SQL and result.
+pub const BY_HAND: &str = "(I ran this SQL myself.)";
 
 /// What a request says of a source: its catalog as the model may see it
 /// (notes on tables in their descriptions), the ranking index, the
@@ -355,10 +359,38 @@ impl Thread {
         self.guard.policy(self.options.allow_write)
     }
 
-    /// Runs SQL typed by the user (`/sql`) as a turn of its own, through
-    /// the same runner as the model's SQL.
+    /// Runs SQL typed by the user (`/sql`, an `/edit`ed statement) as a
+    /// turn of its own, through the same runner as the model's SQL. It
+    /// joins the conversation: the model sees what the user ran and its
+    /// result in later turns (as the privacy rules allow), and `/good`
+    /// keeps it. A cancelled run leaves no trace.
     pub fn run_sql(&mut self, sql: &str, sink: &mut dyn EventSink) -> Result<Answer, AgentError> {
-        statement_turn(self.source.as_ref(), sql, self.policy(), &self.turns, sink)
+        let (cancel, _turn) = self.turns.begin();
+        let policy = self.policy();
+        let ran = run_statement(self.source.as_ref(), sql, policy.clone(), &cancel, sink)
+            .map_err(AgentError::from);
+        let read = policy.read_redacted.get();
+        let kept = match &ran {
+            Ok(ran) => Some(Ok(ran)),
+            Err(AgentError::Cancelled | AgentError::Output { .. }) => None,
+            Err(e) => Some(Err(e.to_string())),
+        };
+        if let Some(outcome) = kept {
+            self.history.push(HistoryMessage::user(BY_HAND));
+            let mut answer = SqlAnswers.record(
+                HistoryMessage::assistant(""),
+                sql,
+                outcome.as_ref().copied().map_err(String::as_str),
+            );
+            answer.judge(&self.guard, read);
+            self.history.push(answer);
+        }
+        let result = ran.map(|ran| Answer {
+            text: String::new(),
+            code: Some(sql.to_string()),
+            rows: Some(ran.stats.rows),
+        });
+        finish_turn(sink, result)
     }
 
     /// Runs one turn for `question`, reporting through `sink`; ends with

@@ -291,6 +291,7 @@ fn open_named(
     let full = catalog_of(&config.home, &resolved, source.as_ref(), refresh)?;
     let privacy = privacy_of(config, &resolved.label, tables);
     let (guard, catalog) = Guard::new(privacy, &full);
+    let catalog = crate::agent::runner::withhold_derived_samples(source.as_ref(), &guard, catalog);
     let (session_name, label) = names_of(config, &resolved.label);
     let key = crate::notes::key(&session_name);
     let notes = Notes::load(&config.home, &key);

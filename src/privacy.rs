@@ -203,9 +203,6 @@ pub struct Guard {
     /// The columns whose values stay on the machine, for the runner to ask
     /// the engine about (`None`: there are none).
     redaction: Option<Arc<Redaction>>,
-    /// Every visible table and column name, lowercased: an error message
-    /// may quote these to the model.
-    names: HashSet<String>,
     /// Columns taken out of visible tables, and hidden tables' columns,
     /// lowercased: bare (where no visible column has the name) and as
     /// `table.column`, for [`Guard::scrub`].
@@ -306,7 +303,7 @@ fn tainted(privacy: &Privacy, catalog: &Catalog) -> HashSet<String> {
 /// A redacted column's type as the model may read it: an `ENUM(…)` or
 /// `SET(…)` type lists the values it may hold, so its labels are withheld
 /// like sample values (SPEC §4.3).
-fn without_labels(type_name: &str) -> String {
+pub fn without_labels(type_name: &str) -> String {
     let lower = type_name.trim_start().to_ascii_lowercase();
     for kind in ["enum", "set"] {
         let labels = lower
@@ -434,7 +431,6 @@ impl Guard {
                 privacy,
                 hidden,
                 redaction,
-                names,
                 hidden_columns,
                 hidden_tables: Arc::new(hidden_tables),
                 tainted_views,
@@ -560,7 +556,7 @@ impl Guard {
         match withheld {
             None => text,
             Some(why) if program => errors::withhold_program_error(&text, why),
-            Some(_) => errors::mask_statement_error(&text, &self.names, codes),
+            Some(_) => errors::mask_statement_error(&text, codes),
         }
     }
 }

@@ -75,7 +75,7 @@ CREATE VIEW contacts AS SELECT name, email AS reach FROM people;";
 /// The source's config: emails redacted, ssn taken out.
 fn config(url: &str) -> String {
     format!(
-        "[sources]\ndefault = \"crm\"\n[sources.crm]\nurl = \"{url}\"\nredact = [\"people.email\"]\nexclude = [\"people.ssn\"]\n"
+        "[sources]\ndefault = \"crm\"\n[sources.crm]\nurl = \"{url}\"\nredact = [\"people.email\", \"handles.email\"]\nexclude = [\"people.ssn\"]\n"
     )
 }
 
@@ -93,9 +93,15 @@ fn fixture(sb: &Sandbox, engine: Engine, server: Option<&Server>) -> String {
         }
         Engine::DuckDb => {
             let path = sb.path().join("crm.duckdb");
+            // A generated column made of the redacted one: its samples
+            // would carry the markers.
+            let generated = format!(
+                "CREATE TABLE handles (id INTEGER, email VARCHAR DEFAULT '{EMAIL_MARK}-default', handle VARCHAR GENERATED ALWAYS AS (split_part(email, '@', 1)));
+                 INSERT INTO handles (id, email) VALUES (1, '{EMAIL_MARK}-h1@x.test'), (2, '{EMAIL_MARK}-h2@x.test');"
+            );
             duckdb::Connection::open(&path)
                 .unwrap()
-                .execute_batch(&all)
+                .execute_batch(&format!("{all}\n{generated}"))
                 .unwrap();
             path.display().to_string()
         }
@@ -161,6 +167,11 @@ fn shapes(engine: Engine) -> Vec<String> {
         "SUMMARIZE people",
         "SELECT id --\r, email\nFROM people",
         "SELECT string_agg(email, ';') AS all_mail FROM people",
+        "DESCRIBE people",
+        "SHOW people",
+        "DESCRIBE handles",
+        "SELECT * FROM (DESCRIBE SELECT * FROM handles)",
+        "SELECT handle FROM handles",
     ];
     let pg = [
         "TABLE people",

@@ -448,7 +448,6 @@ mod tests {
                 Err("Catalog Error: Table with name payrol does not exist! Did you mean \"payroll\"?".into()),
             ),
         ];
-        let all = turns(&h, None);
         let table = |name: &str, columns: &[&str]| crate::schema::Table {
             name: name.into(),
             columns: columns
@@ -474,11 +473,25 @@ mod tests {
             ..crate::privacy::Privacy::default()
         };
         let (guard, _) = Guard::new(privacy, &catalog);
+        // As the engine read them: the first two read `email`; the third
+        // did not bind, so it read nothing.
+        let mut h = h;
+        for (i, m) in h.iter_mut().enumerate() {
+            m.judge(&guard, i < 4);
+        }
+        let all = turns(&h, None);
         let found = search(&all, "", 10, &guard);
         for leak in ["zz-mail-001", "zz-mail-002", "\"payroll\""] {
             assert!(!found.contains(leak), "{leak}: {found}");
         }
-        assert!(found.contains("failed: bad JSON path:"), "{found}");
+        assert!(
+            found.contains("failed: (its message may hold values the statement read; not sent)"),
+            "{found}"
+        );
+        assert!(
+            found.contains("Did you mean \"(hidden table)\"?"),
+            "{found}"
+        );
         for t in &all {
             let whole = describe_turn(t, &guard);
             assert!(!whole.contains("zz-mail-00"), "{whole}");

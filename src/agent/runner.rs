@@ -183,6 +183,38 @@ pub fn reads_redacted(source: &dyn DataSource, sql: &str, policy: &Policy) -> bo
     }
 }
 
+/// `catalog` (as `guard` lets the model see it) without the sample values
+/// of columns whose values come from a redacted one (a generated column,
+/// `GENERATED ALWAYS AS (split_part(email, '@', 2))`): for each sampled
+/// column of a table with a redacted column, the engine says what reading
+/// it reads (nothing runs).
+pub fn withhold_derived_samples(
+    source: &dyn DataSource,
+    guard: &crate::privacy::Guard,
+    mut catalog: crate::schema::Catalog,
+) -> crate::schema::Catalog {
+    if !guard.redacts_any() {
+        return catalog;
+    }
+    let policy = guard.policy(false);
+    let quote = catalog.quote();
+    for table in &mut catalog.tables {
+        let whole = [(table.name.to_lowercase(), "*".to_string())];
+        if !guard.reads(Some(&whole)) {
+            continue;
+        }
+        let name = table.sql_name(quote).into_owned();
+        for column in table.columns.iter_mut().filter(|c| !c.samples.is_empty()) {
+            let sql = format!("SELECT {} FROM {name}", quote.ident(&column.name));
+            if reads_redacted(source, &sql, &policy) {
+                column.samples.clear();
+                column.type_name = crate::privacy::without_labels(&column.type_name);
+            }
+        }
+    }
+    catalog
+}
+
 /// The gate, then the confirmation of a write, then `QueryStarted`.
 fn admit(
     source: &dyn DataSource,

@@ -363,17 +363,20 @@ impl Thread {
     /// turn of its own, through the same runner as the model's SQL. It
     /// joins the conversation: the model sees what the user ran and its
     /// result in later turns (as the privacy rules allow), and `/good`
-    /// keeps it. A cancelled run leaves no trace.
+    /// keeps it. A refused, declined or cancelled run leaves no trace.
     pub fn run_sql(&mut self, sql: &str, sink: &mut dyn EventSink) -> Result<Answer, AgentError> {
         let (cancel, _turn) = self.turns.begin();
         let policy = self.policy();
         let ran = run_statement(self.source.as_ref(), sql, policy.clone(), &cancel, sink)
             .map_err(AgentError::from);
         let read = policy.read_redacted.get();
+        // What ran (or failed in the engine) joins; a statement the gate
+        // refused or the user declined does not: typed by the user, it may
+        // name what the model must not hear of.
         let kept = match &ran {
             Ok(ran) => Some(Ok(ran)),
-            Err(AgentError::Cancelled | AgentError::Output { .. }) => None,
-            Err(e) => Some(Err(e.to_string())),
+            Err(e @ AgentError::QueryFailed(_)) => Some(Err(e.to_string())),
+            Err(_) => None,
         };
         if let Some(outcome) = kept {
             self.history.push(HistoryMessage::user(BY_HAND));

@@ -146,10 +146,23 @@ pub fn as_sent_text(opened: &Opened, question: &str) -> String {
         ));
     }
     let mut hiding = Vec::new();
+    // An `exclude` entry naming a column (`customers.ssn`) leaves the
+    // column out; one naming a table, the table. The catalog says which.
+    let is_column = |p: &String| {
+        p.rsplit_once('.').is_some_and(|(t, _)| {
+            opened
+                .catalog
+                .tables
+                .iter()
+                .any(|x| crate::safety::table_matches(t, &x.name))
+        })
+    };
+    let (columns, tables): (Vec<String>, Vec<String>) =
+        privacy.exclude.iter().cloned().partition(|p| is_column(p));
     for (key, list) in [
         ("include", &privacy.include),
         ("--tables", &privacy.tables),
-        ("exclude", &privacy.exclude),
+        ("exclude", &tables),
     ] {
         if !list.is_empty() {
             hiding.push(format!("{key} {}", list.join(", ")));
@@ -159,6 +172,12 @@ pub fn as_sent_text(opened: &Opened, question: &str) -> String {
         out.push_str(&format!(
             "-- tables left out ({}): not described, and refused by the gate\n",
             hiding.join("; ")
+        ));
+    }
+    if !columns.is_empty() {
+        out.push_str(&format!(
+            "-- columns left out (exclude {}): not described; a result that reads one goes with its columns only\n",
+            columns.join(", ")
         ));
     }
     let stored = opened.examples.len();

@@ -47,9 +47,11 @@ impl Host<'_> {
             if size > self.memory_bytes() {
                 return Ok(None);
             }
-            std::fs::read(&full)
-                .map(Some)
-                .map_err(|e| format!("cannot read {path}: {e}"))
+            let bytes = std::fs::read(&full).map_err(|e| format!("cannot read {path}: {e}"))?;
+            match files::refuses_content(&path, &bytes) {
+                Some(why) => Err(why),
+                None => Ok(Some(bytes)),
+            }
         });
         match read {
             Ok(Some(bytes)) => {
@@ -114,6 +116,13 @@ impl Host<'_> {
             Ok(full) => full,
             Err(m) => return Ok(Err(m)),
         };
+        // An existing session file is not overwritten either.
+        if let Some(why) = std::fs::read(&full)
+            .ok()
+            .and_then(|old| files::refuses_content(path, &old))
+        {
+            return Ok(Err(why));
+        }
         let detail = Some(format!("{path} ({} bytes)", bytes.len()));
         let token = self.stopper.token().clone();
         let asked = PendingAnswer::ask(

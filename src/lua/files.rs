@@ -71,6 +71,29 @@ impl Kept {
     }
 }
 
+/// Why a file's `bytes` are not a program's, if they are not: an aiq
+/// session file, wherever it lies (`/save FILE`, `-s FILE`), keeps results
+/// and errors the privacy rules may withhold from a model (SPEC §4.3).
+pub fn refuses_content(path: &str, bytes: &[u8]) -> Option<String> {
+    let head = bytes.iter().position(|b| !b.is_ascii_whitespace());
+    if head.is_none_or(|i| bytes[i] != b'{') {
+        return None;
+    }
+    let value: serde_json::Value = serde_json::from_slice(bytes).ok()?;
+    let session = value.get("version").is_some()
+        && value
+            .get("metadata")
+            .is_some_and(serde_json::Value::is_object)
+        && value
+            .get("messages")
+            .is_some_and(serde_json::Value::is_array);
+    session.then(|| {
+        format!(
+            "refused: {path} is an aiq session file, which keeps results the privacy rules may withhold from a model; a program may not touch it"
+        )
+    })
+}
+
 /// The file `path` names, if a program may read it.
 pub fn readable(workdir: &Path, path: &str, kept: &Kept) -> Result<PathBuf, String> {
     let root = root(workdir)?;
@@ -218,6 +241,15 @@ mod tests {
                 .unwrap_err()
                 .contains("outside"));
         }
+    }
+
+    #[test]
+    fn a_session_file_is_never_a_programs() {
+        let session = br#"{"version": 1, "metadata": {"data_source": "crm"}, "messages": []}"#;
+        assert!(refuses_content("s.json", session).is_some());
+        assert!(refuses_content("s.json", b"  \n{\"a\": 1}").is_none());
+        assert!(refuses_content("d.csv", b"a,b\n1,2\n").is_none());
+        assert!(refuses_content("x.json", b"[1, 2]").is_none());
     }
 
     #[test]

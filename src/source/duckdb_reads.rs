@@ -51,7 +51,18 @@ pub(crate) fn columns_read(conn: &Connection, sql: &str) -> Option<Vec<ColumnRea
 fn bound_gets(node: &Json, out: &mut Vec<ColumnRead>) {
     match node {
         Json::Object(map) => {
-            if map.get("type").and_then(Json::as_str) == Some("LOGICAL_GET") {
+            // Values the binder took from the catalog (`DESCRIBE`, `SHOW`:
+            // types with their labels, defaults, every column's name) or
+            // an enum type's labels (`enum_range(NULL::tier)`): anything.
+            let node = map.get("type").and_then(Json::as_str);
+            let function = map.get("name").and_then(Json::as_str).filter(|_| {
+                map.get("expression_class").and_then(Json::as_str) == Some("BOUND_FUNCTION")
+            });
+            if node == Some("LOGICAL_CHUNK_GET") || function.is_some_and(|f| f.starts_with("enum_"))
+            {
+                add(out, "*", "*");
+            }
+            if node == Some("LOGICAL_GET") {
                 let table = map
                     .get("function_data")
                     .and_then(|d| Some((d.get("schema")?.as_str()?, d.get("table")?.as_str()?)))
@@ -260,6 +271,14 @@ mod tests {
             columns(&conn, "SELECT sum(amount) FROM hr.pay"),
             ["hr.pay.amount"]
         );
+        // What the binder takes from the catalog: anything.
+        for sql in [
+            "DESCRIBE customers",
+            "SHOW customers",
+            "SELECT * FROM (DESCRIBE SELECT * FROM customers)",
+        ] {
+            assert!(columns(&conn, sql).contains(&"*.*".to_string()), "{sql}");
+        }
         // A view: the columns its query reads.
         assert_eq!(
             columns(&conn, "SELECT * FROM contacts"),

@@ -138,7 +138,12 @@ fn check_global(global: &GlobalArgs, command: &Command) -> Result<(), AiqError> 
     if !global.tables.is_empty() && !uses_tables(command) {
         return refuse(&["--tables"], name(command));
     }
-    if global.table_name.is_some() && !uses_tables(command) {
+    // `aiq sources add NAME GLOB --name T` keeps the table's name too.
+    let names_a_table = matches!(
+        command,
+        Command::Sources(crate::cli::SourcesCommand::Add { .. })
+    );
+    if global.table_name.is_some() && !uses_tables(command) && !names_a_table {
         return refuse(&["--name"], name(command));
     }
     Ok(())

@@ -568,3 +568,88 @@ fn the_statement_timeout_stops_a_narrowed_query() {
         started.elapsed()
     );
 }
+
+/// A folder that is itself one dataset, given as the source, is one table
+/// (as Spark, DuckDB's `hive_partitioning`, pyarrow and Polars read it): a
+/// partitioned folder, a Spark output folder, and a partition folder of
+/// one (which keeps its own key as a column). A glob's table is named
+/// after the stem its files share; `--name` names it when saved.
+#[test]
+fn a_dataset_folder_given_itself_is_one_table() {
+    let sb = Sandbox::new();
+    let lake = lake(&sb);
+    let sales = lake.join("sales");
+    let (rows, _) = aiq_rows(
+        &sb,
+        sales.to_str().unwrap(),
+        "SELECT count(*), count(DISTINCT year), count(DISTINCT region) FROM sales",
+        &[],
+    );
+    assert_eq!(rows, "600,4,3\n");
+    let events = lake.join("events");
+    let (rows, _) = aiq_rows(
+        &sb,
+        events.to_str().unwrap(),
+        "SELECT count(*) FROM events",
+        &[],
+    );
+    assert_eq!(rows, "300\n");
+    // One partition: still `sales`, with `year` and `region`.
+    let one = sales.join("year=2021");
+    let (rows, _) = aiq_rows(
+        &sb,
+        one.to_str().unwrap(),
+        "SELECT min(year), max(year), count(DISTINCT region), count(*) FROM sales",
+        &[],
+    );
+    assert_eq!(rows, "2021,2021,3,150\n");
+    let out = sb
+        .aiq()
+        .args(["schema", one.to_str().unwrap()])
+        .output()
+        .unwrap();
+    let schema = stdout_of(&out);
+    assert!(
+        schema.contains("sales") && !schema.contains("region=0"),
+        "{schema}"
+    );
+    // One file: "1 file".
+    let single = sales.join("year=2021").join("region=0");
+    let out = sb
+        .aiq()
+        .args(["schema", single.to_str().unwrap()])
+        .output()
+        .unwrap();
+    let schema = stdout_of(&out);
+    assert!(
+        schema.contains("a dataset of 1 file partitioned by"),
+        "{schema}"
+    );
+    // A glob of monthly files: their shared stem.
+    let monthly = lake.join("monthly");
+    fs::create_dir_all(&monthly).unwrap();
+    for m in 1..=3 {
+        fs::write(
+            monthly.join(format!("orders_2024-0{m}.csv")),
+            format!("id,m\n{m},{m}\n"),
+        )
+        .unwrap();
+    }
+    let glob = format!("{}/orders_*.csv", monthly.display());
+    let (rows, _) = aiq_rows(&sb, &glob, "SELECT count(*) FROM orders", &[]);
+    assert_eq!(rows, "3\n");
+    // Saved with `--name`.
+    sb.aiq()
+        .args(["sources", "add", "m", glob.as_str(), "--name", "sold"])
+        .assert()
+        .success();
+    let (rows, _) = aiq_rows(&sb, "m", "SELECT sum(m) FROM sold", &[]);
+    assert_eq!(rows, "6\n");
+    let out = sb
+        .aiq()
+        .args(["sources", "add", "f", lake.to_str().unwrap(), "--name", "x"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2), "{}", stderr_of(&out));
+    assert!(stderr_of(&out).contains("--name"), "{}", stderr_of(&out));
+}

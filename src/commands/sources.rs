@@ -48,6 +48,12 @@ pub fn run(ctx: &Context<'_>, command: SourcesCommand) -> Result<(), AiqError> {
                 )));
             }
             let mut spec = resolve_location(&location).map_err(source_error)?;
+            // `--name`: the table's name for a source of one table.
+            let table = ctx.global.table_name.clone();
+            if let Some(table) = &table {
+                crate::source::rename_table(&mut spec, table)
+                    .map_err(|e| AiqError::Usage(format!("--name: {}", e.0)))?;
+            }
             if let Some(var) = &password_env {
                 let SourceSpec::Server(server) = &mut spec else {
                     return Err(AiqError::Usage(
@@ -75,6 +81,9 @@ pub fn run(ctx: &Context<'_>, command: SourcesCommand) -> Result<(), AiqError> {
                 entry["url"] = toml_edit::value(url.as_str());
                 if let Some(var) = &password_env {
                     entry["password_env"] = toml_edit::value(var.as_str());
+                }
+                if let Some(table) = &table {
+                    entry["name"] = toml_edit::value(table.as_str());
                 }
                 sources.insert(&name, toml_edit::Item::Table(entry));
                 if make_default {

@@ -180,7 +180,9 @@ pub fn dataset(table: String, dir: PathBuf, files: Vec<Found>) -> Result<DataFil
         Vec::new()
     };
     let parts: Vec<PathBuf> = files.into_iter().map(|f| f.path).collect();
-    let partitions = partitions(&dir, &parts)?;
+    // A partition folder given itself (`sales/year=2024`) keeps its own
+    // key as a column, as the dataset it belongs to has it.
+    let partitions = partitions(&dataset_root(&dir), &parts)?;
     Ok(DataFile {
         table,
         path: dir,
@@ -261,6 +263,83 @@ fn shown_keys(keys: &[String]) -> String {
     }
 }
 
+/// `dir`, or its first ancestor whose name is no `key=value` partition.
+pub fn dataset_root(dir: &Path) -> PathBuf {
+    let mut root = dir;
+    while root
+        .file_name()
+        .and_then(|n| n.to_str())
+        .is_some_and(|n| n.contains('=') && !is_side_name(n))
+    {
+        match root.parent() {
+            Some(parent) => root = parent,
+            None => break,
+        }
+    }
+    root.to_path_buf()
+}
+
+/// Whether a folder given as the source is itself one dataset, as Spark,
+/// DuckDB's `hive_partitioning`, pyarrow and Polars read one: it is a
+/// partition (`year=2024`), holds partition folders (`year=2024/`), or
+/// holds what a writer leaves beside its part files (`_SUCCESS`,
+/// `part-00000-….parquet`).
+pub fn is_dataset_folder(dir: &Path) -> bool {
+    let partition = |name: &str| name.contains('=') && !is_side_name(name);
+    if dir
+        .file_name()
+        .and_then(|n| n.to_str())
+        .is_some_and(partition)
+    {
+        return true;
+    }
+    let Ok(entries) = fs::read_dir(dir) else {
+        return false;
+    };
+    entries.flatten().any(|e| {
+        let name = e.file_name().to_string_lossy().into_owned();
+        let is_dir = e.file_type().is_ok_and(|t| t.is_dir());
+        (is_dir && partition(&name))
+            || (!is_dir
+                && (name == "_SUCCESS" || (name.starts_with("part-") && kind_of(&name).is_some())))
+    })
+}
+
+/// The table of a glob's files: the stem the files of one folder share
+/// (`orders_2021.csv.gz`, `orders_2022.csv.gz` → `orders`), else
+/// `fallback` (their folder's name) — also when the files lie in several
+/// folders or share only a writer's name for a part (`data_0`, `part-…`).
+pub fn common_stem(files: &[Found], fallback: &str) -> String {
+    let one_folder = files
+        .windows(2)
+        .all(|w| w[0].path.parent() == w[1].path.parent());
+    let stems: Vec<&str> = files
+        .iter()
+        .filter_map(|f| f.path.file_name()?.to_str())
+        .filter_map(|n| kind_of(n).map(|(_, stem)| stem))
+        .collect();
+    let Some(first) = stems.first().filter(|_| one_folder) else {
+        return fallback.to_string();
+    };
+    let mut shared = first.len();
+    for stem in &stems[1..] {
+        let same = first
+            .char_indices()
+            .zip(stem.chars())
+            .take_while(|((_, a), b)| a == b)
+            .last()
+            .map_or(0, |((i, c), _)| i + c.len_utf8());
+        shared = shared.min(same);
+    }
+    let name = first[..shared].trim_end_matches(|c: char| !c.is_alphabetic());
+    let generic = ["data", "part", "file", "export", "output", "chunk"];
+    if name.is_empty() || generic.contains(&name.to_lowercase().as_str()) {
+        fallback.to_string()
+    } else {
+        name.to_string()
+    }
+}
+
 /// Whether a SOURCE argument is a glob rather than a path.
 pub fn is_glob(arg: &str) -> bool {
     arg.contains(['*', '?', '['])
@@ -332,9 +411,10 @@ pub fn describe_partitions(file: &DataFile) -> Option<String> {
         .iter()
         .map(|p| format!("{} ({})", p.key, shown_values(&p.values)))
         .collect();
+    let n = file.parts.len();
     Some(format!(
-        "a dataset of {} files partitioned by {}: filter on these columns to read fewer files",
-        file.parts.len(),
+        "a dataset of {n} {} partitioned by {}: filter on these columns to read fewer files",
+        if n == 1 { "file" } else { "files" },
         keys.join(", ")
     ))
 }

@@ -319,6 +319,9 @@ fn from_path(path: &Path) -> Result<SourceSpec, SourceError> {
         ))
     })?;
     if meta.is_dir() {
+        if dataset::is_dataset_folder(path) {
+            return dataset_folder(path);
+        }
         return data_folder(path);
     }
     let ext = path
@@ -393,11 +396,12 @@ fn from_glob(pattern: &str) -> Result<SourceSpec, SourceError> {
             "no .csv/.tsv/.parquet/.json/.jsonl files match it".into(),
         ));
     }
-    let table = real_root
+    let folder = dataset::dataset_root(&real_root);
+    let folder = folder
         .file_name()
         .and_then(|n| n.to_str())
-        .unwrap_or("data")
-        .to_string();
+        .unwrap_or("data");
+    let table = dataset::common_stem(&files, folder);
     let mut file = dataset::dataset(table, real_root.clone(), files).map_err(cannot)?;
     file.glob = true;
     Ok(SourceSpec::DataFiles {
@@ -419,6 +423,32 @@ pub fn rename_table(spec: &mut SourceSpec, name: &str) -> Result<(), SourceError
             "cannot name the table '{name}': a name is for a source of one table (a glob or a data file), not a folder or database"
         ))),
     }
+}
+
+/// A folder that is itself one dataset ([`dataset::is_dataset_folder`]):
+/// one table named after it (or, for a partition folder, after the
+/// dataset it belongs to: `sales/year=2024` is `sales`).
+fn dataset_folder(dir: &Path) -> Result<SourceSpec, SourceError> {
+    let cannot = |why: String| SourceError(format!("cannot open {}: {why}", dir.display()));
+    let real = fs::canonicalize(dir).map_err(|e| cannot(io_reason(&e)))?;
+    let mut skipped = Vec::new();
+    let files = dataset::walk(&real, &real, &mut skipped);
+    let root = dataset::dataset_root(&real);
+    let table = root
+        .file_name()
+        .and_then(|n| n.to_str())
+        .unwrap_or("data")
+        .to_string();
+    let file = dataset::dataset(table, real.clone(), files).map_err(|why| {
+        cannot(format!(
+            "it is one dataset (partition folders or part files), but {why}"
+        ))
+    })?;
+    Ok(SourceSpec::DataFiles {
+        root: real,
+        files: vec![file],
+        skipped,
+    })
 }
 
 /// Every data file directly inside `dir` becomes a table named after its

@@ -318,6 +318,11 @@ pub fn without_labels(type_name: &str) -> String {
 
 /// What the model reads instead of values of a redacted column.
 pub const WITHHELD: &str = "values not sent: they include a redacted column";
+/// What the model reads instead of values and column names when the
+/// engine could not say what a statement read (a `PIVOT` names its columns
+/// after values).
+pub const WITHHELD_NAMES: &str =
+    "values and column names not sent: the engine could not say what the statement read";
 /// What the model reads instead of values with `send_results = false`.
 pub const NOT_SENT: &str = "values not sent: send_results is off";
 
@@ -483,11 +488,15 @@ impl Guard {
 
     /// Why the values of a result may not go to a model, if they may not:
     /// `read_redacted` is what the engine said its statements read.
-    pub fn withholds(&self, read_redacted: bool) -> Option<&'static str> {
+    pub fn withholds(&self, read: impl Into<crate::safety::Read>) -> Option<&'static str> {
         if !self.privacy.send_results {
             return Some(NOT_SENT);
         }
-        read_redacted.then_some(WITHHELD)
+        match read.into() {
+            crate::safety::Read::Clear => None,
+            crate::safety::Read::Redacted => Some(WITHHELD),
+            crate::safety::Read::Unknown => Some(WITHHELD_NAMES),
+        }
     }
 
     /// A verified example's SQL as a request may carry it (SPEC §14):

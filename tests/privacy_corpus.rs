@@ -172,6 +172,9 @@ fn shapes(engine: Engine) -> Vec<String> {
         "DESCRIBE handles",
         "SELECT * FROM (DESCRIBE SELECT * FROM handles)",
         "SELECT handle FROM handles",
+        "PIVOT people ON email USING count(*)",
+        "PIVOT people ON ssn USING count(*) GROUP BY tier",
+        "SELECT * FROM pragma_table_info('people')",
     ];
     let pg = [
         "TABLE people",
@@ -471,6 +474,43 @@ fn examples(sb: &Sandbox, engine: Engine) {
     }
 }
 
+/// A program writes a redacted value to a file; a later one reads the
+/// file back and prints it: what a file holds counts as read from a
+/// redacted column while one is redacted.
+fn laundering(sb: &Sandbox, engine: Engine) {
+    let server = ModelServer::start(vec![
+        Reply::Text(
+            "```lua\nlocal r = aiq.query('SELECT email FROM people ORDER BY id')\naiq.write_file('stash.txt', r[1].email)\nprint('kept')\n```".into(),
+        ),
+        Reply::Text("```lua\nprint(aiq.read_file('stash.txt'))\n```".into()),
+        Reply::Text("```lua\nprint('done')\n```".into()),
+    ]);
+    let session = new_session(sb, engine, "stash");
+    for q in ["keep the first email", "show what you kept", "and now?"] {
+        let out = sb
+            .aiq_with(&server, "openai")
+            .current_dir(sb.path())
+            .args([
+                "crm",
+                "-s",
+                &session,
+                "--mode",
+                "lua",
+                "--allow-write",
+                "--yes",
+                "-q",
+                q,
+            ])
+            .output()
+            .unwrap();
+        assert!(out.status.success(), "{engine:?}: {}", stderr_of(&out));
+    }
+    assert!(std::fs::read_to_string(sb.path().join("stash.txt"))
+        .unwrap()
+        .contains(EMAIL_MARK));
+    assert_no_marker(&server, "a file between programs", engine);
+}
+
 fn walk(engine: Engine, server: Option<&Server>) {
     let sb = Sandbox::new();
     let url = fixture(&sb, engine, server);
@@ -482,6 +522,9 @@ fn walk(engine: Engine, server: Option<&Server>) {
     mcp(&sb, engine, &corpus);
     plain_results_still_go(&sb, engine);
     examples(&sb, engine);
+    if engine == Engine::Sqlite {
+        laundering(&sb, engine);
+    }
 }
 
 #[test]

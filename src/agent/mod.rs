@@ -194,6 +194,8 @@ impl HistoryMessage {
                 text.push_str(&format!("\nResult: {at_least}{rows} {noun}"));
                 if let Some(p) = self.preview.as_deref().filter(|p| !p.is_empty()) {
                     let p = match &withheld {
+                        // Column names may be values too (a `PIVOT`).
+                        Some(why) if why == crate::privacy::WITHHELD_NAMES => format!("({why})"),
                         Some(why) => format!("{}\n({why})", p.lines().next().unwrap_or("")),
                         None => p.to_string(),
                     };
@@ -228,9 +230,9 @@ impl HistoryMessage {
 
     /// Keeps what `guard` withholds of it, `read_redacted` being what the
     /// engine said its statements read: once withheld, always withheld.
-    pub fn judge(&mut self, guard: &crate::privacy::Guard, read_redacted: bool) {
+    pub fn judge(&mut self, guard: &crate::privacy::Guard, read: impl Into<crate::safety::Read>) {
         if self.role == Role::Assistant && self.withheld.is_none() {
-            self.withheld = guard.withholds(read_redacted).map(String::from);
+            self.withheld = guard.withholds(read).map(String::from);
             self.judged = true;
         }
     }

@@ -158,8 +158,10 @@ fn note_reads(
     (redaction, flag): (Option<std::sync::Arc<safety::Redaction>>, safety::ReadFlag),
 ) {
     if let Some(redaction) = redaction {
-        if redaction.reads(source.columns_read(checked).as_deref()) {
-            flag.set();
+        match source.columns_read(checked) {
+            None => flag.set_unknown(),
+            Some(read) if redaction.reads(Some(&read)) => flag.set(),
+            Some(_) => {}
         }
     }
 }

@@ -369,7 +369,7 @@ impl Thread {
         let policy = self.policy();
         let ran = run_statement(self.source.as_ref(), sql, policy.clone(), &cancel, sink)
             .map_err(AgentError::from);
-        let read = policy.read_redacted.get();
+        let read = policy.read_redacted.read();
         // What ran (or failed in the engine) joins; a statement the gate
         // refused or the user declined does not: typed by the user, it may
         // name what the model must not hear of.
@@ -475,7 +475,7 @@ impl Thread {
                     reply.text,
                     &found.code,
                     Err("not run (--sql-only)"),
-                    false,
+                    crate::safety::Read::Clear,
                 ));
             }
             // The statements it ran decide what of its outcome the model
@@ -497,7 +497,7 @@ impl Thread {
             );
             let statements = reading.statements;
             // What the engine said its statements read (SPEC §4.3).
-            let read = policy.read_redacted.get();
+            let read = policy.read_redacted.read();
             match ran {
                 Ok(ran) => {
                     let answer = self.keep(question, reply.text, &found.code, Ok(&ran), read);
@@ -607,7 +607,7 @@ impl Thread {
         text: String,
         code: &str,
         outcome: Result<&Ran, &str>,
-        read_redacted: bool,
+        read_redacted: crate::safety::Read,
     ) -> Answer {
         let rows = outcome.as_ref().ok().map(|ran| ran.stats.rows);
         let said = HistoryMessage::assistant(text.clone());
@@ -818,7 +818,7 @@ impl Thread {
         found: &Found,
         why: &str,
         statements: &[String],
-        read_redacted: bool,
+        read_redacted: crate::safety::Read,
     ) -> Vec<Message> {
         let mut codes = vec![found.code.as_str()];
         codes.extend(statements.iter().map(String::as_str));

@@ -55,6 +55,12 @@ impl Host<'_> {
         });
         match read {
             Ok(Some(bytes)) => {
+                // What a file holds may be what an earlier program wrote
+                // of a redacted column: while any is redacted, a program
+                // that read a file sends nothing of what it shows.
+                if self.env.policy.redaction.is_some() {
+                    self.env.policy.read_redacted.set_unknown();
+                }
                 call.bytes = Some(bytes.len() as u64);
                 let said = format!("{} bytes", bytes.len());
                 let s = lua.create_string(&bytes).map_err(|e| self.lua_failed(e))?;

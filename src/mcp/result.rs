@@ -173,6 +173,12 @@ impl<'c> ResultSink<'c> {
                 *v = Value::Text("withheld".into());
             }
         }
+        // Column names may be values too (a `PIVOT`).
+        if why == crate::privacy::WITHHELD_NAMES {
+            for (i, c) in self.columns.iter_mut().enumerate() {
+                c.name = format!("column {}", i + 1);
+            }
+        }
         self.notes.push(format!("({why})"));
     }
 

@@ -371,7 +371,7 @@ impl Tools {
         let read = policy.read_redacted.clone();
         match run_statement(&open.source, &args.sql, policy, cancel, &mut sink) {
             Ok(_) => {
-                if let Some(why) = open.guard.withholds(read.get()) {
+                if let Some(why) = open.guard.withholds(read.read()) {
                     sink.withhold(why);
                 }
                 let mut reply = Reply::ok(result_text(&sink), None);
@@ -389,7 +389,7 @@ impl Tools {
                 &[&args.sql],
                 false,
                 &statement_message(e),
-                open.guard.withholds(read.get()),
+                open.guard.withholds(read.read()),
             )),
             Err(e) => Reply::error(statement_message(e)),
         }

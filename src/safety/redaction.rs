@@ -7,7 +7,7 @@
 //! the engine cannot account for counts as reading every column.
 
 use std::collections::{HashMap, HashSet};
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicU8, Ordering};
 use std::sync::Arc;
 
 /// One thing a statement reads, as its engine says: `(table, column)`,
@@ -174,19 +174,58 @@ impl Redaction {
     }
 }
 
+/// What the statements of a policy read, as their engines said.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Read {
+    /// Nothing whose values stay on the machine.
+    #[default]
+    Clear,
+    /// A column whose values stay on the machine.
+    Redacted,
+    /// The engine could not say: its values, and its columns' names (a
+    /// `PIVOT` names columns after values), are not sent.
+    Unknown,
+}
+
+impl From<bool> for Read {
+    fn from(read: bool) -> Read {
+        if read {
+            Read::Redacted
+        } else {
+            Read::Clear
+        }
+    }
+}
+
 /// Set when a statement a policy admitted read a value that stays on the
-/// machine (or its engine could not say what it read). Clones share it,
-/// so a program's statements all report to the one its answer keeps.
+/// machine, or its engine could not say what it read. Clones share it, so
+/// a program's statements all report to the one its answer keeps.
 #[derive(Debug, Clone, Default)]
-pub struct ReadFlag(Arc<AtomicBool>);
+pub struct ReadFlag(Arc<AtomicU8>);
 
 impl ReadFlag {
+    /// A statement read a redacted column.
     pub fn set(&self) {
-        self.0.store(true, Ordering::SeqCst);
+        self.0.fetch_max(1, Ordering::SeqCst);
     }
 
+    /// A statement's engine could not say what it read.
+    pub fn set_unknown(&self) {
+        self.0.fetch_max(2, Ordering::SeqCst);
+    }
+
+    /// Whether anything whose values stay on the machine was read (or may
+    /// have been).
     pub fn get(&self) -> bool {
-        self.0.load(Ordering::SeqCst)
+        self.read() != Read::Clear
+    }
+
+    pub fn read(&self) -> Read {
+        match self.0.load(Ordering::SeqCst) {
+            0 => Read::Clear,
+            1 => Read::Redacted,
+            _ => Read::Unknown,
+        }
     }
 }
 
@@ -281,6 +320,10 @@ mod tests {
         assert!(!flag.get());
         other.set();
         assert!(flag.get());
+        assert_eq!(flag.read(), Read::Redacted);
+        other.set_unknown();
+        other.set();
+        assert_eq!(flag.read(), Read::Unknown);
         assert!(!ReadFlag::default().get());
     }
 }

@@ -62,6 +62,22 @@ fn bound_gets(node: &Json, out: &mut Vec<ColumnRead>) {
             {
                 add(out, "*", "*");
             }
+            // A table function that describes the catalog (`pragma_table_info`,
+            // `duckdb_columns()`): types with labels, defaults, every name.
+            let get_name = map.get("name").and_then(Json::as_str).unwrap_or("");
+            let describes = [
+                "pragma_",
+                "duckdb_",
+                "show",
+                "table_info",
+                "describe",
+                "summary",
+            ]
+            .iter()
+            .any(|p| get_name.starts_with(p));
+            if node == Some("LOGICAL_GET") && describes {
+                add(out, "*", "*");
+            }
             if node == Some("LOGICAL_GET") {
                 let table = map
                     .get("function_data")

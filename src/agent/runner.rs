@@ -149,6 +149,32 @@ pub fn run_statement_for(
     Ok(stats)
 }
 
+/// The gate alone, for SQL that is shown and not run (`--sql-only`): a
+/// statement it would refuse is refused here too, and a write is refused
+/// where the source cannot take one.
+pub fn gate_only(source: &dyn DataSource, sql: &str, policy: Policy) -> Result<(), StatementError> {
+    let policy = Policy {
+        functions: source.user_functions(),
+        ..policy
+    };
+    let checked = match safety::check_with_engine(sql, source.dialect(), &policy, |text| {
+        source.read_statement(text)
+    }) {
+        Ok(checked) => checked,
+        Err(r @ Refusal::Unparsable { .. }) => {
+            return Err(StatementError::Unparsable(r.to_string()))
+        }
+        Err(r) => return Err(StatementError::Refused(r.to_string())),
+    };
+    match (checked.access(), source.refuses_writes()) {
+        (Access::Write, Some(why)) => Err(StatementError::Refused(format!(
+            "refused: {} cannot change this source: {why}",
+            checked.kind()
+        ))),
+        _ => Ok(()),
+    }
+}
+
 /// Asks the engine what an admitted statement reads, before it runs (its
 /// error may quote what it read), and sets the policy's flag when that
 /// includes a column whose values stay on the machine (SPEC §4.3).

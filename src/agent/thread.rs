@@ -465,6 +465,24 @@ impl Thread {
             let Some(found) = found else {
                 return self.prose(question, reply.text);
             };
+            // SQL shown and not run (`--sql-only`) passes the gate first:
+            // a statement it refuses is refused, not printed.
+            if !self.options.execute && self.kind.mode() == Mode::Sql {
+                if let Err(e) =
+                    super::runner::gate_only(self.source.as_ref(), &found.code, self.policy())
+                {
+                    let error = AgentError::from(e);
+                    let why = error.to_string();
+                    self.keep(
+                        question,
+                        reply.text,
+                        &found.code,
+                        Err(&why),
+                        crate::safety::Read::Clear,
+                    );
+                    return Err(error);
+                }
+            }
             sink.event(Event::Proposed {
                 mode: self.kind.mode(),
                 code: found.code.clone(),

@@ -75,7 +75,9 @@ pub fn run(
     }
     // With a machine format (or a chart) asked for explicitly, words are
     // not a result.
-    let words_refused = run.format.is_some_and(|f| !f.is_for_people()) || charts::wanted(run);
+    // A script asked for SQL or a format: words are no answer.
+    let words_refused =
+        run.format.is_some_and(|f| !f.is_for_people()) || charts::wanted(run) || ask.sql_only;
     let stdout = io::stdout();
     let stdout_tty = stdout.is_terminal();
     let stderr_tty = io::stderr().is_terminal();

@@ -83,6 +83,8 @@ pub struct Collector<'a> {
     renderer: Option<Box<dyn Renderer + 'a>>,
     counter: Arc<Counter>,
     last: Option<Finished>,
+    /// Rows of the result being written.
+    streamed: u64,
 }
 
 impl<'a> Collector<'a> {
@@ -101,6 +103,7 @@ impl<'a> Collector<'a> {
             renderer: None,
             counter,
             last: None,
+            streamed: 0,
         }
     }
 
@@ -218,12 +221,14 @@ impl EventSink for Collector<'_> {
                 // failed attempt leaks into the next.
                 self.renderer = None;
                 self.last = None;
+                self.streamed = 0;
                 if !self.options.charting {
                     self.renderer().columns(&columns)?
                 }
             }
             Event::Rows(rows) => {
                 self.counter.add_rows(rows.len() as u64);
+                self.streamed += rows.len() as u64;
                 if !self.options.charting {
                     rows.send_to(self.renderer().as_mut())?;
                 }
@@ -262,8 +267,19 @@ impl EventSink for Collector<'_> {
             }
             Event::SessionSaved(path) => stderr_line(saved_lines(&path).trim_end()),
             Event::TurnFinished(outcome) => {
-                // A result cut short (an error mid-stream) still closes cleanly.
-                self.renderer = None;
+                // A result cut short (an error mid-stream) still closes
+                // cleanly, with the rows it had; a script is told so.
+                let cut = self.renderer.take().is_some()
+                    && matches!(outcome, Outcome::Failed(_))
+                    && self.streamed > 0
+                    && !self.format.is_for_people();
+                if cut {
+                    let n = self.streamed;
+                    let noun = if n == 1 { "row was" } else { "rows were" };
+                    stderr_line(&format!(
+                        "aiq: {n} {noun} written before the error: the output is incomplete"
+                    ));
+                }
                 if let Outcome::Answered(a) = outcome {
                     if a.is_prose() && self.options.prose && !a.text.trim().is_empty() {
                         writeln!(self.out, "{}", a.text.trim())?;

@@ -98,6 +98,9 @@ struct Lines<'a, S> {
     /// Where the current row starts in `chunk`.
     record: usize,
     style: S,
+    /// A row has come after the header: a result that ends early with
+    /// only its header (a failure before the first row) leaves nothing.
+    rows: bool,
 }
 
 impl<S> Lines<'_, S> {
@@ -113,7 +116,7 @@ impl<S> Lines<'_, S> {
 /// still written, as the rows before them were.
 impl<S> Drop for Lines<'_, S> {
     fn drop(&mut self) {
-        if !self.chunk.is_empty() {
+        if !self.chunk.is_empty() && self.rows {
             let _ = self.write_chunk();
             let _ = self.out.flush();
         }
@@ -162,6 +165,7 @@ impl<'a, S: Style> DelimitedRenderer<'a, S> {
                 chunk: Vec::with_capacity(CHUNK + 1024),
                 record: 0,
                 style,
+                rows: false,
             },
             field: String::new(),
             limit,
@@ -195,6 +199,7 @@ impl<S: Style> RowSink for DelimitedRenderer<'_, S> {
     }
 
     fn row(&mut self, row: &[Value]) -> io::Result<()> {
+        self.lines.rows = true;
         if !self.limit.admit() {
             return Ok(());
         }
@@ -210,6 +215,7 @@ impl<S: Style> RowSink for DelimitedRenderer<'_, S> {
     /// Each field's plain text where the engine gives it
     /// ([`TextRows::plain`]), else its value's.
     fn text_rows(&mut self, rows: TextRows) -> io::Result<()> {
+        self.lines.rows = true;
         for fields in rows.each_line() {
             if !self.limit.admit() {
                 continue;
@@ -229,6 +235,7 @@ impl<S: Style> RowSink for DelimitedRenderer<'_, S> {
     }
 
     fn native_rows(&mut self, rows: NativeRows) -> io::Result<()> {
+        self.lines.rows = true;
         let shown = self.limit.admit_rows(rows.len());
         rows.write_rows(0..shown, &mut self.lines)
     }
@@ -240,6 +247,8 @@ impl<S: Style> RowSink for DelimitedRenderer<'_, S> {
 
 impl<S: Style> Renderer for DelimitedRenderer<'_, S> {
     fn finish(&mut self) -> io::Result<()> {
+        // A result without rows still has its header.
+        self.lines.rows = true;
         self.lines.write_chunk()?;
         self.lines.out.flush()
     }

@@ -13,6 +13,8 @@ pub(crate) struct JsonRenderer<'a> {
     keys: Vec<String>,
     lines: bool,
     started: bool,
+    /// `[` is written (with the first row shown).
+    opened: bool,
     text: String,
     limit: Limit,
 }
@@ -24,6 +26,7 @@ impl<'a> JsonRenderer<'a> {
             keys: Vec::new(),
             lines,
             started: false,
+            opened: false,
             text: String::new(),
             limit,
         }
@@ -60,10 +63,9 @@ impl RowSink for JsonRenderer<'_> {
                 k
             })
             .collect();
-        if !self.lines {
-            self.out.write_all(b"[")?;
-            self.started = true;
-        }
+        // `[` goes with the first row or at the end: a result that fails
+        // before its first row leaves nothing.
+        self.started = !self.lines;
         Ok(())
     }
 
@@ -73,7 +75,8 @@ impl RowSink for JsonRenderer<'_> {
         }
         if !self.lines {
             self.out
-                .write_all(if self.limit.seen == 1 { b"\n" } else { b",\n" })?;
+                .write_all(if self.opened { b",\n" } else { b"[\n" })?;
+            self.opened = true;
         }
         self.out.write_all(b"{")?;
         for (i, v) in row.iter().enumerate() {
@@ -93,11 +96,8 @@ impl RowSink for JsonRenderer<'_> {
 impl Renderer for JsonRenderer<'_> {
     fn finish(&mut self) -> io::Result<()> {
         if self.started {
-            self.out.write_all(if self.limit.seen == 0 {
-                b"]\n"
-            } else {
-                b"\n]\n"
-            })?;
+            self.out
+                .write_all(if self.opened { b"\n]\n" } else { b"[]\n" })?;
         }
         self.out.flush()
     }

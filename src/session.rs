@@ -495,6 +495,44 @@ pub fn display_path(path: &Path, home: Option<&Path>) -> String {
 
 /// The session files in `home`, newest first (by name, which is the UTC
 /// creation time), with what could be read of each.
+/// The file `-s GIVEN` means: the path as given when it is there, else a
+/// session of aiq's home by the name `aiq sessions` lists
+/// (`session_20261127175849.json`, or without `.json`).
+pub fn locate(home: &Path, given: &Path) -> PathBuf {
+    if given.exists() {
+        return given.to_path_buf();
+    }
+    let bare = given.components().count() == 1;
+    if bare {
+        let named = home.join(given);
+        if named.is_file() {
+            return named;
+        }
+        let mut with_json = named.into_os_string();
+        with_json.push(".json");
+        let with_json = PathBuf::from(with_json);
+        if with_json.is_file() {
+            return with_json;
+        }
+    }
+    given.to_path_buf()
+}
+
+/// How a restored session is announced: `restored 3 turns (last
+/// 2026-11-27 17:58)`.
+pub fn restored_line(session: &Session) -> String {
+    let turns = session
+        .messages
+        .iter()
+        .filter(|m| m.role == Role::User)
+        .count();
+    let noun = if turns == 1 { "turn" } else { "turns" };
+    format!(
+        "restored {turns} {noun} (last {})",
+        session.last_updated.format("%Y-%m-%d %H:%M")
+    )
+}
+
 pub fn list(home: &Path) -> Vec<Result<Session, SessionError>> {
     let mut files: Vec<PathBuf> = fs::read_dir(home)
         .map(|entries| {
@@ -575,14 +613,6 @@ pub fn saved_lines(path: &Path) -> String {
     format!("Current session saved to {shown}\nRun 'aiq -s {shown}' to continue.\n")
 }
 
-/// A session named on the command line: a path, or a file name in `home`.
-pub fn locate(home: &Path, name: &str) -> PathBuf {
-    let direct = PathBuf::from(name);
-    if direct.exists() || name.contains('/') {
-        return direct;
-    }
-    home.join(name)
-}
 
 #[cfg(test)]
 mod tests {

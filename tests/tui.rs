@@ -162,8 +162,11 @@ fn restore_a_stale_session_then_sql_and_clear_through_dialogs() {
     assert!(screen.contains(&format!("Run 'aiq -s {}' to continue.", file.display())));
     assert!(s.exit_code().contains(", 0)"));
     let v: Value = serde_json::from_str(&std::fs::read_to_string(&file).unwrap()).unwrap();
-    assert_eq!(v["messages"].as_array().unwrap().len(), 4);
+    // The question, and the two statements run with /sql, which join the
+    // conversation.
+    assert_eq!(v["messages"].as_array().unwrap().len(), 8);
     assert_eq!(v["messages"][3]["sql"], "SELECT 7 AS seven");
+    assert_eq!(v["messages"][5]["sql"], "SELECT count(*) AS total FROM orders");
 }
 
 #[test]

@@ -325,6 +325,9 @@ fn with_hint(
         hidden
             .is_some_and(|h| h.hides(name) || name.split_once('.').is_some_and(|(t, _)| h.hides(t)))
     };
+    // The engine's own "did you mean" of a name the source does not have
+    // (DuckDB's internal catalog) gives way to aiq's.
+    let message = crate::schema::suggest::without_foreign(&message, &catalog);
     match crate::schema::suggest::hint(&message, sql, &catalog, &hides) {
         Some(hint) => StatementError::Engine(format!("{}{hint}", message.trim_end())),
         None => StatementError::Engine(message),

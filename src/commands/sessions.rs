@@ -13,7 +13,7 @@ pub fn run(ctx: &Context<'_>, action: Option<SessionsCommand>) -> Result<(), Aiq
     match action.unwrap_or(SessionsCommand::List) {
         SessionsCommand::List => write_stdout(session::listing(home).as_bytes()),
         SessionsCommand::Show { file } => {
-            let s = Session::load(&session::locate(home, &file))
+            let s = Session::load(&session::locate(home, std::path::Path::new(&file)))
                 .map_err(|e| AiqError::Usage(format!("cannot show the session {e}")))?;
             let mut text = format!(
                 "{} — {} ({}), created {}, last updated {}, {} turns\n\n",
@@ -56,7 +56,7 @@ pub fn run(ctx: &Context<'_>, action: Option<SessionsCommand>) -> Result<(), Aiq
             write_stdout(found.as_bytes())
         }
         SessionsCommand::Rm { file } => {
-            let path = session::locate(home, &file);
+            let path = session::locate(home, std::path::Path::new(&file));
             // Only session files: never delete something else by mistake. A
             // file named like a session may go even when it is damaged.
             let named_like_one = path

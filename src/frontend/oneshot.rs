@@ -50,7 +50,8 @@ pub fn run(
     // `-s FILE -q …`: one follow-up inside a saved session (SPEC §7.3).
     let session = match &ask.session {
         Some(path) => {
-            Some(Session::load(path).map_err(|e| AiqError::Usage(format!("cannot restore {e}")))?)
+            let path = crate::session::locate(&ctx.config.home, path);
+            Some(Session::load(&path).map_err(|e| AiqError::Usage(format!("cannot restore {e}")))?)
         }
         None => None,
     };

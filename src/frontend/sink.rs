@@ -11,7 +11,7 @@ use std::sync::Arc;
 use super::pager::{self, Paging, Screen};
 use super::progress::Counter;
 use super::stderr_line;
-use crate::agent::{ConfirmKind, Confirmation, Event, EventSink, Outcome};
+use crate::agent::{AgentError, ConfirmKind, Confirmation, Event, EventSink, Outcome};
 use crate::chart::term::{to_text, Look};
 use crate::render::{self, Format, RenderOptions, Renderer};
 use crate::session::saved_lines;
@@ -269,8 +269,9 @@ impl EventSink for Collector<'_> {
             Event::TurnFinished(outcome) => {
                 // A result cut short (an error mid-stream) still closes
                 // cleanly, with the rows it had; a script is told so.
+                // A closed pipe (`| head`) is no error of the result's.
                 let cut = self.renderer.take().is_some()
-                    && matches!(outcome, Outcome::Failed(_))
+                    && matches!(&outcome, Outcome::Failed(e) if !matches!(e, AgentError::Output { .. }))
                     && self.streamed > 0
                     && !self.format.is_for_people();
                 if cut {

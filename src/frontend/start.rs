@@ -62,8 +62,11 @@ pub fn open_for_chat(
     prompt: &mut dyn StartPrompt,
 ) -> Result<(Opened, Keep), AiqError> {
     let restored = match session {
-        Some(path) => match Session::load(path) {
-            Ok(s) => Some(s),
+        Some(path) => match Session::load(&crate::session::locate(&ctx.config.home, path)) {
+            Ok(s) => {
+                prompt.say(&format!("aiq: {}", crate::session::restored_line(&s)));
+                Some(s)
+            }
             Err(e) => {
                 prompt.say(&format!("aiq: cannot restore {e}; starting a new session"));
                 None

@@ -140,6 +140,37 @@ pub fn hint(
     Some(format!("; did you mean {}?", names.join(" or ")))
 }
 
+/// `message` without an engine's "did you mean" that names what the
+/// catalog does not have: DuckDB suggests its own internal catalog for a
+/// table it cannot find (`Did you mean "sqlite_master"?`, `"pg_class"?`),
+/// which no user table is. aiq's own suggestion ([`hint`]) takes its place.
+pub fn without_foreign(message: &str, catalog: &Catalog) -> String {
+    let lower = message.to_lowercase();
+    let Some(at) = lower.find("did you mean") else {
+        return message.to_string();
+    };
+    let end = message[at..]
+        .find('?')
+        .map_or(message.len(), |i| at + i + 1);
+    let suggested: Vec<&str> = message[at..end].split('"').skip(1).step_by(2).collect();
+    let known = |name: &str| {
+        let name = name.to_lowercase();
+        let bare = name.rsplit('.').next().unwrap_or(&name).to_string();
+        catalog.tables.iter().any(|t| {
+            let table = t.name.to_lowercase();
+            table == name
+                || table.rsplit('.').next() == Some(bare.as_str())
+                || t.columns.iter().any(|c| c.name.to_lowercase() == bare)
+        })
+    };
+    if !suggested.is_empty() && suggested.iter().all(|n| known(n)) {
+        return message.to_string();
+    }
+    let mut out = message[..at].trim_end().to_string();
+    out.push_str(&message[end..]);
+    out.trim_end().to_string()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -165,6 +196,25 @@ mod tests {
                 t("payroll", &["id", "salary"]),
             ],
         }
+    }
+
+    /// DuckDB's suggestion of its internal catalog for a table it cannot
+    /// find gives way to aiq's own, from the source's tables.
+    #[test]
+    fn an_engines_suggestion_of_its_internals_gives_way() {
+        let c = catalog();
+        let message = "Catalog Error: Table with name custmers does not exist!\nDid you mean \"sqlite_master\"?\n\nLINE 1: SELECT * FROM custmers";
+        let cleaned = without_foreign(message, &c);
+        assert_eq!(
+            cleaned,
+            "Catalog Error: Table with name custmers does not exist!\n\nLINE 1: SELECT * FROM custmers"
+        );
+        let hint = hint(&cleaned, "SELECT * FROM custmers", &c, &|_| false).unwrap();
+        assert_eq!(hint, "; did you mean customers?");
+        // One that names the source's own table stays.
+        let own =
+            "Catalog Error: Table with name custmer does not exist!\nDid you mean \"customers\"?";
+        assert_eq!(without_foreign(own, &c), own);
     }
 
     /// A suggestion is typed as it stands: names that need quotes have

@@ -613,7 +613,6 @@ pub fn saved_lines(path: &Path) -> String {
     format!("Current session saved to {shown}\nRun 'aiq -s {shown}' to continue.\n")
 }
 
-
 #[cfg(test)]
 mod tests {
     use super::*;

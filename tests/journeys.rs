@@ -249,3 +249,44 @@ fn a_script_that_fails_leaves_no_half_answer() {
         .unwrap();
     assert_eq!(left, 2002);
 }
+
+/// `aiq sessions` lists a session → `-s` by the listed name (with or
+/// without `.json`) restores it, in a script and in a chat that says
+/// what it restored.
+#[test]
+fn a_session_is_restored_by_the_name_aiq_lists() {
+    let sb = Sandbox::new();
+    let db = sb.shop_sqlite();
+    let server = ModelServer::start(vec![
+        fenced("SELECT count(*) AS n FROM customers"),
+        fenced("SELECT count(*) AS n FROM orders"),
+        fenced("SELECT 1 AS one"),
+    ]);
+    let mut p = pty(&sb, &[db.as_os_str()], Some(&server), "dumb");
+    p.expect("aiq[shop.db]> ").unwrap();
+    p.send_line("how many customers").unwrap();
+    p.expect("aiq[shop.db]> ").unwrap();
+    p.send_line("/exit").unwrap();
+    p.expect(expectrl::Eof).unwrap();
+    let listed = stdout_of(&sb.aiq().arg("sessions").output().unwrap());
+    let name = listed
+        .split_whitespace()
+        .find(|w| w.starts_with("session_") && w.ends_with(".json"))
+        .unwrap_or_else(|| panic!("no session listed: {listed}"))
+        .to_string();
+    let bare = name.trim_end_matches(".json").to_string();
+    let out = sb
+        .aiq_with(&server, "openai")
+        .args(["-s", &bare, "-q", "and orders?", "-f", "csv"])
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", stderr_of(&out));
+    // The follow-up carried the first turn.
+    let second = &server.chats()[1].raw;
+    assert!(second.contains("how many customers"), "{second}");
+    let mut p = pty(&sb, &["-s".as_ref(), name.as_ref()], Some(&server), "dumb");
+    p.expect("restored 2 turns (last ").unwrap();
+    p.expect("aiq[").unwrap();
+    p.send_line("/exit").unwrap();
+    p.expect(expectrl::Eof).unwrap();
+}

@@ -166,7 +166,10 @@ fn restore_a_stale_session_then_sql_and_clear_through_dialogs() {
     // conversation.
     assert_eq!(v["messages"].as_array().unwrap().len(), 8);
     assert_eq!(v["messages"][3]["sql"], "SELECT 7 AS seven");
-    assert_eq!(v["messages"][5]["sql"], "SELECT count(*) AS total FROM orders");
+    assert_eq!(
+        v["messages"][5]["sql"],
+        "SELECT count(*) AS total FROM orders"
+    );
 }
 
 #[test]

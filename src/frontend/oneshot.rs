@@ -74,9 +74,8 @@ pub fn run(
         // The image needs every row: the table counts them all.
         render.count_budget = None;
     }
-    // With a machine format (or a chart) asked for explicitly, words are
-    // not a result.
-    // A script asked for SQL or a format: words are no answer.
+    // With a machine format (or a chart, or `--sql-only`) asked for
+    // explicitly, words are not a result.
     let words_refused =
         run.format.is_some_and(|f| !f.is_for_people()) || charts::wanted(run) || ask.sql_only;
     let stdout = io::stdout();

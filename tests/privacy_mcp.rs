@@ -66,7 +66,13 @@ fn run_query_errors_do_not_quote_redacted_values() {
     };
     let redacted = answers.iter().find(|v| v["id"] == 2).map(text).unwrap();
     assert!(!redacted.contains(EMAIL), "{redacted}");
-    assert!(redacted.contains("Could not convert string"), "{redacted}");
+    // Its kind only: an engine may put the value anywhere in its message.
+    assert!(
+        redacted.contains(
+            "Conversion Error: (its message may hold values the statement read; not sent)"
+        ),
+        "{redacted}"
+    );
     // A column that is not redacted keeps the engine's whole message.
     let plain = answers.iter().find(|v| v["id"] == 3).map(text).unwrap();
     assert!(plain.contains("Could not convert string 'Ann'"), "{plain}");

@@ -39,13 +39,16 @@ pub fn mask_statement_error(text: &str, codes: &[&str]) -> String {
     out.join("\n")
 }
 
-/// `Invalid Input Error: …` as its kind alone.
+/// `Invalid Input Error: …` as its kind alone: the line up to its first
+/// part that names an error (`query failed: Conversion Error`).
 fn kind_only(line: &str) -> String {
     const NOT_SENT: &str = "(its message may hold values the statement read; not sent)";
-    let kind = line
-        .split_once(": ")
-        .map(|(k, _)| k)
-        .filter(|k| k.to_ascii_lowercase().contains("error") && !k.contains(['\'', '"']));
+    let parts: Vec<&str> = line.split(": ").collect();
+    let kind = parts[..parts.len().saturating_sub(1)]
+        .iter()
+        .position(|p| p.to_ascii_lowercase().contains("error"))
+        .map(|i| parts[..=i].join(": "))
+        .filter(|k| !k.contains(['\'', '"']));
     match kind {
         Some(k) => format!("{k}: {NOT_SENT}"),
         None => NOT_SENT.into(),
@@ -98,6 +101,10 @@ mod tests {
         assert_eq!(
             mask_statement_error("invalid input syntax for type integer: \"bob@x\"", &[sql]),
             "(its message may hold values the statement read; not sent)"
+        );
+        assert_eq!(
+            mask_statement_error("query failed: Conversion Error: Could not convert 'x'", &[sql]),
+            "query failed: Conversion Error: (its message may hold values the statement read; not sent)"
         );
         let sql = "SELECT strptime(email, '%Y') FROM customers";
         let error = "Invalid Input Error: Could not parse string \"zz-mail-001@x.test\"\nzz-mail-001@x.test\n^\n\nLINE 1: SELECT strptime(email, '%Y') FROM customers\n               ^";

@@ -255,6 +255,8 @@ fn tainted(privacy: &Privacy, catalog: &Catalog) -> HashSet<String> {
     if privacy.value_patterns().next().is_none() {
         return HashSet::new();
     }
+    let bare = |n: &str| n.rsplit('.').next().unwrap_or(n).to_lowercase();
+    // The tables (and views, as found) with such values, by bare name.
     let mut with_values: HashSet<String> = catalog
         .tables
         .iter()
@@ -263,9 +265,8 @@ fn tainted(privacy: &Privacy, catalog: &Catalog) -> HashSet<String> {
                 .iter()
                 .any(|c| privacy.redacts_column(&t.name, &c.name))
         })
-        .map(|t| t.name.to_lowercase())
+        .map(|t| bare(&t.name))
         .collect();
-    let bare = |n: &str| n.rsplit('.').next().unwrap_or(n).to_lowercase();
     let listed: HashSet<String> = catalog.tables.iter().map(|t| bare(&t.name)).collect();
     // A table the catalog lists has its columns to go by; one it does not
     // (a table the view reads elsewhere), the patterns' table parts.
@@ -275,7 +276,7 @@ fn tainted(privacy: &Privacy, catalog: &Catalog) -> HashSet<String> {
             return true;
         }
         match listed.contains(&bare(&r)) {
-            true => set.contains(&r) || set.iter().any(|t| bare(t) == bare(&r)),
+            true => set.contains(&bare(&r)),
             false => privacy.value_patterns().any(|p| {
                 p.rsplit_once('.')
                     .is_some_and(|(t, _)| t != "*" && table_matches(t, &r))
@@ -295,8 +296,8 @@ fn tainted(privacy: &Privacy, catalog: &Catalog) -> HashSet<String> {
         if more.is_empty() {
             return views;
         }
-        views.extend(more.iter().cloned());
-        with_values.extend(more);
+        with_values.extend(more.iter().map(|v| bare(v)));
+        views.extend(more);
     }
 }
 

@@ -153,6 +153,13 @@ pub fn run_statement_for(
 /// statement it would refuse is refused here too, and a write is refused
 /// where the source cannot take one.
 pub fn gate_only(source: &dyn DataSource, sql: &str, policy: Policy) -> Result<(), StatementError> {
+    gate(source, sql, policy).map(drop)
+}
+
+/// The gate (sqlparser's verdict and the engine's own reading, with the
+/// functions the database defines), and a write refused where the source
+/// cannot take one.
+fn gate(source: &dyn DataSource, sql: &str, policy: Policy) -> Result<CheckedSql, StatementError> {
     let policy = Policy {
         functions: source.user_functions(),
         ..policy
@@ -171,7 +178,21 @@ pub fn gate_only(source: &dyn DataSource, sql: &str, policy: Policy) -> Result<(
             "refused: {} cannot change this source: {why}",
             checked.kind()
         ))),
-        _ => Ok(()),
+        _ => Ok(checked),
+    }
+}
+
+/// What a checked statement reads of the columns `redaction` keeps on the
+/// machine, as the engine says before it runs (nothing of it runs).
+fn read_of(
+    source: &dyn DataSource,
+    checked: &CheckedSql,
+    redaction: &safety::Redaction,
+) -> safety::Read {
+    match source.columns_read(checked) {
+        None => safety::Read::Unknown,
+        Some(read) if redaction.reads(Some(&read)) => safety::Read::Redacted,
+        Some(_) => safety::Read::Clear,
     }
 }
 
@@ -184,10 +205,10 @@ fn note_reads(
     (redaction, flag): (Option<std::sync::Arc<safety::Redaction>>, safety::ReadFlag),
 ) {
     if let Some(redaction) = redaction {
-        match source.columns_read(checked) {
-            None => flag.set_unknown(),
-            Some(read) if redaction.reads(Some(&read)) => flag.set(),
-            Some(_) => {}
+        match read_of(source, checked, &redaction) {
+            safety::Read::Unknown => flag.set_unknown(),
+            safety::Read::Redacted => flag.set(),
+            safety::Read::Clear => {}
         }
     }
 }
@@ -199,14 +220,8 @@ pub fn reads_redacted(source: &dyn DataSource, sql: &str, policy: &Policy) -> bo
     let Some(redaction) = &policy.redaction else {
         return false;
     };
-    let policy = Policy {
-        functions: source.user_functions(),
-        ..policy.clone()
-    };
-    match safety::check_with_engine(sql, source.dialect(), &policy, |text| {
-        source.read_statement(text)
-    }) {
-        Ok(checked) => redaction.reads(source.columns_read(&checked).as_deref()),
+    match gate(source, sql, policy.clone()) {
+        Ok(checked) => read_of(source, &checked, redaction) != safety::Read::Clear,
         Err(_) => true,
     }
 }
@@ -251,26 +266,8 @@ fn admit(
     cancel: &CancelToken,
     sink: &mut dyn EventSink,
 ) -> Result<CheckedSql, StatementError> {
-    let policy = Policy {
-        functions: source.user_functions(),
-        ..policy
-    };
-    let checked = match safety::check_with_engine(sql, source.dialect(), &policy, |text| {
-        source.read_statement(text)
-    }) {
-        Ok(checked) => checked,
-        Err(r @ Refusal::Unparsable { .. }) => {
-            return Err(StatementError::Unparsable(r.to_string()))
-        }
-        Err(r) => return Err(StatementError::Refused(r.to_string())),
-    };
+    let checked = gate(source, sql, policy)?;
     if checked.access() == Access::Write {
-        if let Some(why) = source.refuses_writes() {
-            return Err(StatementError::Refused(format!(
-                "refused: {} cannot change this source: {why}",
-                checked.kind()
-            )));
-        }
         let detail = Some(checked.sql().to_string());
         match PendingAnswer::ask(sink, cancel, ConfirmKind::Write, "Run this statement?", detail)? {
             Some(true) => {}

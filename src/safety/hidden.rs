@@ -65,20 +65,26 @@ pub fn is_catalog(table: &str) -> bool {
         || bare.starts_with("duckdb_")
 }
 
+/// `names` lowercase, each as listed (`public.payroll`) and bare
+/// (`payroll`).
+pub(super) fn listed_and_bare(names: impl IntoIterator<Item = String>) -> HashSet<String> {
+    let mut set = HashSet::new();
+    for name in names {
+        let lower = name.to_lowercase();
+        if let Some(bare) = lower.rsplit('.').next() {
+            set.insert(bare.to_string());
+        }
+        set.insert(lower);
+    }
+    set
+}
+
 impl Hidden {
     /// Hidden `names` (as the catalog lists them) and the `patterns` that
     /// hide tables (`*`/`?` wildcards, lowercase).
     pub fn new(names: impl IntoIterator<Item = String>, patterns: Vec<String>) -> Hidden {
-        let mut set = HashSet::new();
-        for name in names {
-            let lower = name.to_lowercase();
-            if let Some(bare) = lower.rsplit('.').next() {
-                set.insert(bare.to_string());
-            }
-            set.insert(lower);
-        }
         Hidden {
-            names: set,
+            names: listed_and_bare(names),
             patterns,
         }
     }

@@ -31,7 +31,9 @@ pub use classify::{pragma_changes_data, pragma_only_reads};
 pub use engine::{duckdb_allows, EngineReading, TABLE_NAMING_FUNCTIONS};
 pub use functions::sqlite_allows;
 pub use hidden::{is_catalog, Hidden};
-pub use redaction::{column_listed, glob, table_matches, ColumnRead, Read, ReadFlag, Redaction};
+pub use redaction::{
+    add_read, column_listed, glob, table_matches, ColumnRead, Read, ReadFlag, Redaction,
+};
 
 /// The names of an allow-list file (`duckdb_functions.txt`…): one a line,
 /// `#` lines are comments.

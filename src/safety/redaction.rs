@@ -16,6 +16,14 @@ use std::sync::Arc;
 /// column (the row as a value).
 pub type ColumnRead = (String, String);
 
+/// Adds `(table, column)`, lowercase, to what a statement reads, once.
+pub fn add_read(out: &mut Vec<ColumnRead>, table: &str, column: &str) {
+    let read = (table.to_lowercase(), column.to_lowercase());
+    if !out.contains(&read) {
+        out.push(read);
+    }
+}
+
 /// `*`/`?` wildcards, or an exact match; both sides lowercase.
 pub fn glob(pattern: &str, name: &str) -> bool {
     fn go(p: &[char], n: &[char]) -> bool {
@@ -85,22 +93,11 @@ impl Redaction {
             }
             columns.entry(lower).or_default().extend(set);
         }
-        let with_bare = |names: &mut dyn Iterator<Item = String>| {
-            let mut set = HashSet::new();
-            for name in names {
-                let lower = name.to_lowercase();
-                if let Some(bare) = lower.rsplit('.').next() {
-                    set.insert(bare.to_string());
-                }
-                set.insert(lower);
-            }
-            set
-        };
         Redaction {
             patterns,
             known,
             tables: columns,
-            tainted: with_bare(&mut tainted.into_iter()),
+            tainted: super::hidden::listed_and_bare(tainted),
         }
     }
 

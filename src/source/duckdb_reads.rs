@@ -14,7 +14,7 @@
 use duckdb::Connection;
 use serde_json::Value as Json;
 
-use crate::safety::ColumnRead;
+use crate::safety::{add_read as add, ColumnRead};
 
 /// The columns `sql` reads on `conn`, or `None` when DuckDB cannot say.
 pub(crate) fn columns_read(conn: &Connection, sql: &str) -> Option<Vec<ColumnRead>> {
@@ -194,13 +194,6 @@ fn qualified(schema: &str, table: &str) -> String {
         table.to_lowercase()
     } else {
         format!("{schema}.{table}").to_lowercase()
-    }
-}
-
-fn add(out: &mut Vec<ColumnRead>, table: &str, column: &str) {
-    let read = (table.to_string(), column.to_lowercase());
-    if !out.contains(&read) {
-        out.push(read);
     }
 }
 

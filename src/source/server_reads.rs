@@ -14,7 +14,7 @@
 
 use serde_json::Value as Json;
 
-use crate::safety::ColumnRead;
+use crate::safety::{add_read as add, ColumnRead};
 
 /// Words of PostgreSQL's printed expressions that are not column names.
 const PG_WORDS: &[&str] = &[
@@ -162,7 +162,7 @@ fn pg_node(
                                 .unwrap_or_else(|| "*".into()),
                             None => relation.clone().unwrap_or_else(|| "*".into()),
                         };
-                        add(out, table, column);
+                        add(out, &table, &column);
                     }
                 }
             }
@@ -315,7 +315,7 @@ pub(crate) fn mysql_rewrite(note: &str, plan: &[(String, String, String)]) -> Ve
             }
             name.push(c);
         }
-        add(&mut out, "*".into(), name.to_lowercase());
+        add(&mut out, "*", &name);
         rest = &after[end.min(after.len())..];
     }
     for (table, kind, extra) in plan {
@@ -324,7 +324,7 @@ pub(crate) fn mysql_rewrite(note: &str, plan: &[(String, String, String)]) -> Ve
             || extra.contains("const")
             || extra.contains("optimized away");
         if planned {
-            add(&mut out, "*".into(), "*".into());
+            add(&mut out, "*", "*");
             let _ = table;
         }
     }
@@ -337,13 +337,6 @@ fn qualified(schema: &str, table: &str) -> String {
         table.to_lowercase()
     } else {
         format!("{schema}.{table}").to_lowercase()
-    }
-}
-
-fn add(out: &mut Vec<ColumnRead>, table: String, column: String) {
-    let read = (table, column);
-    if !out.contains(&read) {
-        out.push(read);
     }
 }
 

@@ -37,7 +37,15 @@ pub fn main() -> i32 {
 
 /// Runs one parsed command line.
 pub fn run(cli: Cli, env: &(dyn Fn(&str) -> Option<String> + Sync)) -> Result<(), AiqError> {
-    let config = Config::load(env)?;
+    // `aiq doctor` reports a broken config file as one of its checks, and
+    // `aiq config init` can show or replace one.
+    use crate::cli::{Command, ConfigCommand};
+    let (config, broken) = match cli.command {
+        Some(Command::Doctor { .. } | Command::Config(ConfigCommand::Init { .. })) => {
+            Config::load_or_defaults(env)?
+        }
+        _ => (Config::load(env)?, None),
+    };
     for warning in &config.warnings {
         crate::error::stderr_line(&format!("aiq: warning: {warning}"));
     }
@@ -53,6 +61,9 @@ pub fn run(cli: Cli, env: &(dyn Fn(&str) -> Option<String> + Sync)) -> Result<()
         Some(_) if cli.source.is_some() => Err(AiqError::Usage(
             "a subcommand takes its own arguments: write `aiq schema SOURCE`, not `aiq SOURCE schema` (see `aiq --help`)".into(),
         )),
+        Some(Command::Doctor { source, model }) => {
+            commands::doctor::run(&ctx, source.as_deref(), &model, broken)
+        }
         Some(command) => commands::dispatch(&ctx, command),
         None if cli.run.execute.is_some() => direct::run(&ctx, cli.source.as_deref(), &cli.run),
         None if cli.run.lua.is_some() => script::run(&ctx, cli.source.as_deref(), &cli.run),

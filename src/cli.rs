@@ -272,9 +272,11 @@ pub enum Command {
         /// Open the full-screen view on the shop instead of the chat
         #[arg(long, conflicts_with_all = ["question", "execute", "lua"])]
         tui: bool,
-        /// Run the demo shop's built-in evaluation suite (see `aiq eval`)
+        /// Run the demo shop's built-in evaluation suite (see `aiq eval`; its flags work here too)
         #[arg(long, conflicts_with_all = ["question", "execute", "lua", "tui"])]
         eval: bool,
+        #[command(flatten)]
+        suite: EvalRun,
         #[command(flatten)]
         run: RunArgs,
         #[command(flatten)]
@@ -321,7 +323,7 @@ pub struct McpArgs {
 }
 
 /// `aiq eval SUITE [SOURCE]`.
-#[derive(Debug, Clone, Args)]
+#[derive(Debug, Clone, Default, Args)]
 pub struct EvalArgs {
     /// The suite: a TOML file of questions and reference SQL
     #[arg(value_name = "SUITE")]
@@ -329,6 +331,19 @@ pub struct EvalArgs {
     /// Data source (default: the suite's `source`, else the default saved source)
     #[arg(value_name = "SOURCE")]
     pub source: Option<String>,
+    /// Report format: table, json, csv or markdown (default: from -o's extension, else table)
+    #[arg(short = 'f', long, value_name = "FORMAT")]
+    pub format: Option<EvalFormat>,
+    #[command(flatten)]
+    pub run: EvalRun,
+    #[command(flatten)]
+    pub model: ModelArgs,
+}
+
+/// How a suite is run and reported: the flags `aiq eval` and
+/// `aiq demo --eval` share.
+#[derive(Debug, Clone, Args)]
+pub struct EvalRun {
     /// Only the cases with one of these tags
     #[arg(long, value_name = "T,…", value_delimiter = ',')]
     pub tags: Vec<String>,
@@ -347,31 +362,44 @@ pub struct EvalArgs {
     /// Relative tolerance when comparing numbers
     #[arg(long, value_name = "X", default_value_t = 1e-6)]
     pub tolerance: f64,
-    /// Report format: table, json, csv or markdown (default: from -o's extension, else table)
-    #[arg(short = 'f', long, value_name = "FORMAT")]
-    pub format: Option<EvalFormat>,
     /// Write the report to FILE (stdout then gets the summary)
     #[arg(short = 'o', long, value_name = "FILE")]
     pub output: Option<std::path::PathBuf>,
-    #[command(flatten)]
-    pub model: ModelArgs,
 }
 
-impl Default for EvalArgs {
+impl Default for EvalRun {
     fn default() -> Self {
-        EvalArgs {
-            suite: std::path::PathBuf::new(),
-            source: None,
+        EvalRun {
             tags: Vec::new(),
             jobs: 1,
             min: None,
             compare: None,
             no_examples: false,
             tolerance: 1e-6,
-            format: None,
             output: None,
-            model: ModelArgs::default(),
         }
+    }
+}
+
+impl EvalRun {
+    /// The flags given that differ from their defaults.
+    pub fn given(&self) -> Vec<&'static str> {
+        let d = EvalRun::default();
+        let mut out = Vec::new();
+        for (name, given) in [
+            ("--tags", !self.tags.is_empty()),
+            ("--jobs", self.jobs != d.jobs),
+            ("--min", self.min.is_some()),
+            ("--compare", self.compare.is_some()),
+            ("--no-examples", self.no_examples),
+            ("--tolerance", self.tolerance != d.tolerance),
+            ("--output", self.output.is_some()),
+        ] {
+            if given {
+                out.push(name);
+            }
+        }
+        out
     }
 }
 
@@ -499,7 +527,14 @@ pub enum ConfigCommand {
     /// Print the config file's path
     Path,
     /// Write a commented config file if there is none
-    Init,
+    Init {
+        /// Replace an existing file, keeping it as config.toml.bak
+        #[arg(long, conflicts_with = "print")]
+        force: bool,
+        /// Print the commented example instead of writing it
+        #[arg(long)]
+        print: bool,
+    },
 }
 
 /// `--jobs`: cases at once, 1 to 64.

@@ -448,11 +448,16 @@ pub fn transcript_marked(messages: &[HistoryMessage], foreign: impl Fn(usize) ->
         } else {
             ""
         };
+        let content = match m.is_unanswered() {
+            true => format!("(failed, no answer) {}", m.content.trim())
+                .trim_end()
+                .to_string(),
+            false => m.content.trim().to_string(),
+        };
         out.push_str(&format!(
-            "[{}] {}{mark}: {}\n",
+            "[{}] {}{mark}: {content}\n",
             m.timestamp_text(),
             m.role.as_str(),
-            m.content.trim()
         ));
         for l in &m.lookups {
             out.push_str(&format!("    looked: {} {}\n", l.name, l.arguments));

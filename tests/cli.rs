@@ -368,6 +368,87 @@ fn saved_sources_round_trip() {
     }
 }
 
+/// A config error names the file, line and column, the table and key, and
+/// what was wrong; a table set twice names both lines; `aiq doctor` still
+/// runs its checks; `aiq config init` says how to get the example.
+#[test]
+fn config_errors_say_where() {
+    let sb = Sandbox::new();
+    sb.write_config("[chat]\n\n[query]\ntimeout_secs = \"30s\"\n");
+    let file = sb.home().join("config.toml");
+    sb.aiq()
+        .args(["config", "show"])
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains(format!(
+        "invalid config {}:4:16: [query] timeout_secs: expected a number of seconds, found \"30s\"",
+        file.display()
+    )));
+    sb.write_config(
+        "[query]\nmax_rows = 5\n\n[sources.shop]\nurl = \"a.db\"\n[query]\ntimeout_secs = 3\n",
+    );
+    sb.aiq()
+        .args(["config", "show"])
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains(
+            "[query] appears twice, on lines 1 and 6",
+        ));
+    sb.write_config("[sources.shop]\nurl = \"a.db\"\npasword_env = \"P\"\n");
+    sb.aiq()
+        .args(["config", "show"])
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains(
+            "config.toml:3: [sources.shop] pasword_env: `pasword_env` is not a key aiq knows here",
+        ));
+    // The doctor reports the broken file as its config check and goes on.
+    sb.write_config("[output]\npager = \"yes\"\n");
+    let out = sb
+        .aiq()
+        .args(["doctor"])
+        .env("AIQ_BASE_URL", "http://127.0.0.1:9/v1")
+        .env("OPENAI_API_KEY", "k")
+        .env("AIQ_MODEL", "m")
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        stdout.contains("FAIL  config  invalid config")
+            && stdout.contains("[output] pager: expected true or false, found \"yes\""),
+        "{stdout}"
+    );
+    assert!(
+        stdout.contains("FAIL  source") && stdout.contains("FAIL  model"),
+        "{stdout}"
+    );
+    // config init: the way to the example when a file exists.
+    sb.aiq().args(["config", "init"]).assert().success().stderr(
+        predicate::str::contains("already exists; left unchanged")
+            .and(predicate::str::contains("--print"))
+            .and(predicate::str::contains("--force")),
+    );
+    sb.aiq()
+        .args(["config", "init", "--print"])
+        .assert()
+        .success()
+        .stdout(predicate::str::starts_with("# aiq configuration."));
+    sb.aiq()
+        .args(["config", "init", "--force"])
+        .assert()
+        .success();
+    let backup = std::fs::read_to_string(sb.home().join("config.toml.bak")).unwrap();
+    assert_eq!(backup, "[output]\npager = \"yes\"\n");
+    sb.aiq().args(["config", "show"]).assert().success();
+    // An empty question is said to be empty, in the demo too.
+    sb.aiq()
+        .args(["demo", "-q", " "])
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains("the question is empty"));
+}
+
 #[test]
 fn config_commands() {
     let sb = Sandbox::new();

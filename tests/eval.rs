@@ -328,9 +328,16 @@ fn compare_with_an_earlier_report_and_parallel_jobs() {
     assert_eq!(out.status.code(), Some(0), "{}", stderr_of(&out));
     assert!(text.contains("accuracy 33.3% → 50.0%"), "{text}");
     assert!(text.contains("pass    all-customers  (was fail)"), "{text}");
-    // Suite order in the report, whatever order the cases finished in.
+    // Suite order in the report, whatever order the cases finished in:
+    // the passing cases first, then, after the summary, the others.
     let ids: Vec<&str> = text
         .lines()
+        .filter(|l| {
+            l.starts_with("pass ")
+                || l.starts_with("fail ")
+                || l.starts_with("error ")
+                || l.starts_with("refused ")
+        })
         .take(6)
         .map(|l| l.split_whitespace().nth(1).unwrap_or(""))
         .collect();
@@ -339,12 +346,11 @@ fn compare_with_an_earlier_report_and_parallel_jobs() {
         [
             "per-country",
             "all-customers",
+            "follow",
             "delete",
             "words",
-            "broken",
-            "follow"
-        ],
-        "{text}"
+            "broken"
+        ]
     );
 }
 
@@ -539,14 +545,52 @@ fn the_demo_suite_runs_every_reference_and_each_returns_rows() {
     // Every reference returned rows.
     let report = sb.home().join("demo").join("eval.toml");
     assert!(report.is_file());
+    // `aiq demo --eval` takes `aiq eval`'s flags: -o writes JSON by its
+    // extension, --jobs, and -f.
+    let written = sb.path().join("demo-report.json");
     let out = sb
         .std_aiq_with(&server, "openai")
-        .arg("eval")
-        .arg(&report)
-        .args(["demo", "-f", "json", "--jobs", "2"])
+        .args(["demo", "--eval", "--jobs", "2", "-o"])
+        .arg(&written)
         .output()
         .unwrap();
-    let json: Value = serde_json::from_str(&stdout_of(&out)).unwrap();
+    assert_eq!(out.status.code(), Some(0), "{}", stderr_of(&out));
+    assert!(
+        stdout_of(&out).contains("report written to"),
+        "{}",
+        stdout_of(&out)
+    );
+    let json: Value = serde_json::from_str(&std::fs::read_to_string(&written).unwrap()).unwrap();
+    let out = sb
+        .std_aiq_with(&server, "openai")
+        .args(["demo", "--eval", "-f", "csv", "--tags", "easy"])
+        .output()
+        .unwrap();
+    assert!(
+        stdout_of(&out).starts_with("id,verdict,"),
+        "{}",
+        stdout_of(&out)
+    );
+    let out = sb.aiq().args(["demo", "--jobs", "2"]).output().unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    assert!(stderr_of(&out).contains("--jobs"), "{}", stderr_of(&out));
+    // A reference that rounds an average has a question that asks for it:
+    // an unrounded answer is not wrong otherwise.
+    for c in cases {
+        let sql = c["sql"].as_str().unwrap().to_lowercase();
+        let asked = c.get("turns").map_or_else(
+            || c["question"].as_str().unwrap().to_lowercase(),
+            |t| t.to_string().to_lowercase(),
+        );
+        if sql.contains("round(avg") || (sql.contains("round(sum") && sql.contains("/ count(*)")) {
+            assert!(
+                ["round", "decimal", "cents"]
+                    .iter()
+                    .any(|w| asked.contains(w)),
+                "{asked}: {sql}"
+            );
+        }
+    }
     for c in json["cases"].as_array().unwrap() {
         assert!(c["expected_rows"].as_u64().unwrap() > 0, "{c}");
         assert_eq!(c["verdict"], "pass", "{c}");
@@ -554,4 +598,129 @@ fn the_demo_suite_runs_every_reference_and_each_returns_rows() {
     // The demo's notes were written for the model, once.
     let notes = sb.home().join("notes").join("demo.md");
     assert!(std::fs::read_to_string(notes).unwrap().contains("revenue"));
+}
+
+/// A tie at the reference's LIMIT: the model's rows are an equally valid
+/// answer and pass, saying why; rows that really differ name the row, not
+/// a column that matches. A case whose reference SQL fails is a broken
+/// case (the model is not asked) and the run exits non-zero. The table
+/// lists what did not pass last, after the summary.
+#[test]
+fn ties_at_the_limit_truthful_reasons_and_broken_cases() {
+    let sb = Sandbox::new();
+    let db = sb.path().join("prices.db");
+    let conn = rusqlite::Connection::open(&db).unwrap();
+    conn.execute_batch(
+        "CREATE TABLE products (name TEXT, price REAL);
+         INSERT INTO products VALUES ('anvil', 90), ('bell', 80), ('cart', 70), ('drum', 70), ('easel', 70), ('fan', 10);",
+    )
+    .unwrap();
+    drop(conn);
+    let suite = sb.path().join("suite.toml");
+    std::fs::write(
+        &suite,
+        r#"
+[[case]]
+id = "tie"
+question = "The three priciest products"
+sql = "SELECT name, price FROM products ORDER BY price DESC LIMIT 3"
+
+[[case]]
+id = "wrong"
+question = "The two priciest products"
+sql = "SELECT name, price FROM products ORDER BY price DESC LIMIT 2"
+
+[[case]]
+id = "bad-reference"
+question = "Products per colour"
+sql = "SELECT colour, count(*) FROM products GROUP BY colour"
+"#,
+    )
+    .unwrap();
+    let server = model(&[
+        // 'easel' ties with 'cart' at the cut: as valid an answer.
+        (
+            "The three priciest products",
+            sql("SELECT name, price FROM products ORDER BY price DESC, name DESC LIMIT 3"),
+        ),
+        // 'cart' is not among the two priciest.
+        (
+            "The two priciest products",
+            sql("SELECT name, price FROM products WHERE name IN ('anvil', 'cart')"),
+        ),
+    ]);
+    let out = sb
+        .std_aiq_with(&server, "openai")
+        .arg("eval")
+        .arg(&suite)
+        .arg(&db)
+        .args(["-f", "json"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2), "{}", stderr_of(&out));
+    assert!(
+        stderr_of(&out).contains("1 case(s) of")
+            && stderr_of(&out).contains("are broken, their reference SQL failed: bad-reference"),
+        "{}",
+        stderr_of(&out)
+    );
+    let report: Value = serde_json::from_str(&stdout_of(&out)).unwrap();
+    let v = verdicts(&report);
+    assert_eq!(v["tie"].0, "pass", "{:?}", v["tie"]);
+    assert!(
+        v["tie"].1.contains("only within a tie at its LIMIT"),
+        "{:?}",
+        v["tie"]
+    );
+    assert_eq!(v["wrong"].0, "fail");
+    assert!(
+        v["wrong"]
+            .1
+            .contains("1 of 2 rows differ, e.g. expected (bell, 80")
+            && v["wrong"].1.contains("(cart, 70")
+            && !v["wrong"].1.contains("no column matches"),
+        "{:?}",
+        v["wrong"]
+    );
+    assert_eq!(v["bad-reference"].0, "broken", "{:?}", v["bad-reference"]);
+    assert!(
+        v["bad-reference"].1.contains("colour"),
+        "{:?}",
+        v["bad-reference"]
+    );
+    assert_eq!(report["summary"]["broken"], 1);
+    assert_eq!(report["summary"]["accuracy"], 0.5);
+    // The model was never asked the broken case's question.
+    assert!(server
+        .chats()
+        .iter()
+        .all(|c| !c.raw.contains("Products per colour")));
+    // The table: passes, the summary, then what did not pass.
+    let out = sb
+        .std_aiq_with(&server, "openai")
+        .arg("eval")
+        .arg(&suite)
+        .arg(&db)
+        .output()
+        .unwrap();
+    let text = stdout_of(&out);
+    let summary = text
+        .find("1 of 2 cases pass")
+        .unwrap_or_else(|| panic!("{text}"));
+    assert!(
+        text.contains("1 broken (the reference SQL failed; not counted)"),
+        "{text}"
+    );
+    assert!(text.find("pass    tie").unwrap() < summary, "{text}");
+    let listed = text
+        .find("not passing (2):")
+        .unwrap_or_else(|| panic!("{text}"));
+    assert!(
+        summary < listed && listed < text.find("fail    wrong").unwrap(),
+        "{text}"
+    );
+    assert!(
+        listed < text.find("broken  bad-reference").unwrap(),
+        "{text}"
+    );
 }

@@ -290,3 +290,115 @@ fn a_session_is_restored_by_the_name_aiq_lists() {
     p.send_line("/exit").unwrap();
     p.expect(expectrl::Eof).unwrap();
 }
+
+/// A question the model could not answer (an error from its server, an
+/// empty reply) stays in the session marked as failed, not as an answer:
+/// `aiq sessions show` says so, and a follow-up tells the model.
+#[test]
+fn a_question_that_got_no_answer_is_kept_as_failed() {
+    let sb = Sandbox::new();
+    let db = sb.shop_sqlite();
+    let server = ModelServer::start(vec![
+        fenced("SELECT count(*) AS n FROM customers"),
+        Reply::Status(
+            400,
+            r#"{"error": {"message": "model not loaded"}}"#.into(),
+            None,
+        ),
+        Reply::Text(String::new()),
+        fenced("SELECT 1 AS one"),
+    ]);
+    let mut p = pty(&sb, &[db.as_os_str()], Some(&server), "dumb");
+    p.expect("aiq[shop.db]> ").unwrap();
+    p.send_line("how many customers").unwrap();
+    p.expect("aiq[shop.db]> ").unwrap();
+    p.send_line("revenue per month").unwrap();
+    p.expect("aiq[shop.db]> ").unwrap();
+    p.send_line("best product").unwrap();
+    p.expect("aiq[shop.db]> ").unwrap();
+    p.send_line("/exit").unwrap();
+    p.expect(expectrl::Eof).unwrap();
+    let listed = stdout_of(&sb.aiq().arg("sessions").output().unwrap());
+    let name = listed
+        .split_whitespace()
+        .find(|w| w.starts_with("session_") && w.ends_with(".json"))
+        .unwrap_or_else(|| panic!("no session listed: {listed}"))
+        .to_string();
+    let shown = stdout_of(&sb.aiq().args(["sessions", "show", &name]).output().unwrap());
+    let after = |q: &str| {
+        shown
+            .split(q)
+            .nth(1)
+            .unwrap_or_else(|| panic!("{q}: {shown}"))
+    };
+    let month = after("revenue per month");
+    assert!(
+        month.contains("assistant: (failed, no answer)") && month.contains("model not loaded"),
+        "{shown}"
+    );
+    assert!(
+        after("best product").contains("assistant: (failed, no answer)")
+            && after("best product").contains("empty answer"),
+        "{shown}"
+    );
+    assert!(
+        !after("how many customers")
+            .split("revenue")
+            .next()
+            .unwrap()
+            .contains("failed"),
+        "{shown}"
+    );
+    // The follow-up carries the failed questions as such.
+    let out = sb
+        .aiq_with(&server, "openai")
+        .args(["-s", &name, "-q", "try again", "-f", "csv"])
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", stderr_of(&out));
+    let last = server.chats().last().unwrap().raw.clone();
+    assert!(
+        last.contains("revenue per month") && last.contains("(no answer: "),
+        "{last}"
+    );
+}
+
+/// A suite with a case whose reference SQL is broken: the run goes on,
+/// the report (written where -o says) marks it broken, the model is not
+/// asked it, and the exit code says the suite needs fixing.
+#[test]
+fn an_eval_with_a_broken_case_says_which_and_fails() {
+    let sb = Sandbox::new();
+    let db = sb.shop_sqlite();
+    let suite = sb.path().join("suite.toml");
+    std::fs::write(
+        &suite,
+        "[[case]]\nid = \"count\"\nquestion = \"How many customers?\"\nsql = \"SELECT count(*) FROM customers\"\n\n[[case]]\nid = \"typo\"\nquestion = \"How many clients?\"\nsql = \"SELECT count(*) FROM clients\"\n",
+    )
+    .unwrap();
+    let server = ModelServer::start(vec![fenced("SELECT count(*) FROM customers")]);
+    let report = sb.path().join("report.json");
+    let out = sb
+        .aiq_with(&server, "openai")
+        .arg("eval")
+        .arg(&suite)
+        .arg(&db)
+        .arg("-o")
+        .arg(&report)
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2), "{}", stderr_of(&out));
+    assert!(
+        stderr_of(&out).contains("broken, their reference SQL failed: typo"),
+        "{}",
+        stderr_of(&out)
+    );
+    assert!(
+        stdout_of(&out).contains("1 of 1 cases pass (100.0%)"),
+        "{}",
+        stdout_of(&out)
+    );
+    let json = std::fs::read_to_string(&report).unwrap();
+    assert!(json.contains("\"verdict\": \"broken\""), "{json}");
+    assert_eq!(server.chats().len(), 1, "the broken case was not asked");
+}

@@ -131,6 +131,28 @@ impl HistoryMessage {
         Self::new(Role::Assistant, content)
     }
 
+    /// The answer to a question that got none (the model could not be
+    /// asked, or said nothing): no content, and why, on one bounded line.
+    pub fn failed(why: &str) -> Self {
+        let line = why.lines().next().unwrap_or("").trim();
+        let mut short: String = line.chars().take(300).collect();
+        if short.len() < line.len() {
+            short.push('…');
+        }
+        HistoryMessage {
+            error: Some(short),
+            ..Self::new(Role::Assistant, "")
+        }
+    }
+
+    /// An answer that failed before any SQL or program: see [`Self::failed`].
+    pub fn is_unanswered(&self) -> bool {
+        self.role == Role::Assistant
+            && self.error.is_some()
+            && self.sql.is_none()
+            && self.lua.is_none()
+    }
+
     /// Records the SQL and its outcome: `(rows, preview)` or the error.
     pub fn with_sql(mut self, sql: &str, outcome: Result<(u64, String), String>) -> Self {
         self.sql = Some(sql.to_string());
@@ -201,6 +223,9 @@ impl HistoryMessage {
                     };
                     text.push_str(&format!(" (CSV, first rows):\n{p}"));
                 }
+            }
+            (None, Some(error)) if self.is_unanswered() => {
+                text.push_str(&format!("(no answer: {error})"));
             }
             (None, Some(_)) => {
                 let error = self

@@ -403,6 +403,19 @@ impl Thread {
         let before = self.history.len();
         let mut looked = Vec::new();
         let result = self.answer(question, &cancel, sink, &mut looked);
+        // A question the model gave no answer to is kept, marked as failed.
+        match &result {
+            Err(e @ AgentError::Llm(_)) if self.history.len() == before => {
+                self.push_question(question);
+                self.history.push(HistoryMessage::failed(&e.to_string()));
+            }
+            Err(e @ AgentError::EmptyAnswer) => {
+                if let Some(answer) = self.history.last_mut() {
+                    answer.error = Some(e.to_string());
+                }
+            }
+            _ => {}
+        }
         // The lookups go into the session with the answer they led to.
         if self.history.len() > before {
             if let Some(answer) = self.history.last_mut() {

@@ -54,6 +54,8 @@ pub struct Opening {
     pub tui: bool,
     /// The built-in evaluation suite instead of the chat.
     pub eval: bool,
+    /// How that suite is run and reported (`aiq eval`'s flags).
+    pub suite: crate::cli::EvalRun,
 }
 
 pub fn run(
@@ -80,10 +82,13 @@ pub fn run(
     };
     if opening.eval {
         let mut unused = crate::flags::run_given(run);
+        unused.retain(|f| *f != "--format");
         unused.extend(crate::flags::ask_given(ask));
         crate::flags::refuse(&unused, "aiq demo --eval")?;
-        return super::eval::demo(&ctx, &source, &ask.model);
+        let format = run.format.map(super::eval::report_format).transpose()?;
+        return super::eval::demo(&ctx, &source, &ask.model, format, &opening.suite);
     }
+    crate::flags::refuse(&opening.suite.given(), "aiq demo without --eval")?;
     if run.execute.is_some() {
         return direct::run(&ctx, Some(&source), run);
     }
@@ -94,8 +99,9 @@ pub fn run(
         return crate::frontend::tui::run(&ctx, Some(&source), run, ask);
     }
     // A question from -q or piped in; nothing piped (a script, CI) is the
-    // guide, not an error.
-    if let Some(question) = oneshot::question(ask)?.filter(|q| !q.trim().is_empty()) {
+    // guide, not an error, but an empty -q is said to be empty.
+    let given = ask.question.is_some();
+    if let Some(question) = oneshot::question(ask)?.filter(|q| given || !q.trim().is_empty()) {
         return oneshot::run(&ctx, Some(&source), run, ask, &question);
     }
     crate::frontend::charts::check(run, false)?;

@@ -18,7 +18,14 @@ const LEAST_PRIVILEGE: &str = "docs/safety.md#a-least-privilege-login";
 /// Hidden tables named in one line at most; the rest are counted.
 const NAMED: usize = 5;
 
-pub fn run(ctx: &Context<'_>, source_arg: Option<&str>, model: &ModelArgs) -> Result<(), AiqError> {
+/// `broken` is the error of a config file aiq could not use (the checks
+/// after it then run with the defaults).
+pub fn run(
+    ctx: &Context<'_>,
+    source_arg: Option<&str>,
+    model: &ModelArgs,
+    broken: Option<AiqError>,
+) -> Result<(), AiqError> {
     let mut lines = Vec::new();
     let mut first_failure: Option<AiqError> = None;
     let mut check = |name: &str, result: Result<String, AiqError>, warn: bool| match result {
@@ -32,14 +39,17 @@ pub fn run(ctx: &Context<'_>, source_arg: Option<&str>, model: &ModelArgs) -> Re
     let file = ctx.config.file();
     check(
         "config",
-        Ok(if file.exists() {
-            format!("{} (loaded)", file.display())
-        } else {
-            format!(
-                "{} (not created yet; defaults in use — `aiq config init` writes one)",
-                file.display()
-            )
-        }),
+        match broken {
+            Some(e) => Err(e),
+            None => Ok(if file.exists() {
+                format!("{} (loaded)", file.display())
+            } else {
+                format!(
+                    "{} (not created yet; defaults in use — `aiq config init` writes one)",
+                    file.display()
+                )
+            }),
+        },
         false,
     );
     let (source_line, login) = match ctx.open_source(source_arg, false) {

@@ -8,7 +8,7 @@ use std::path::Path;
 use std::sync::Mutex;
 
 use crate::agent::{Conversation, Keep, Mode, Opened};
-use crate::cli::{AskArgs, EvalArgs, EvalFormat, ModelArgs, RunArgs};
+use crate::cli::{AskArgs, EvalArgs, EvalFormat, EvalRun, ModelArgs, RunArgs};
 use crate::context::Context;
 use crate::error::AiqError;
 use crate::eval::report::{percent, CaseReport, Report, Verdict};
@@ -18,22 +18,23 @@ use crate::eval::suite::Suite;
 /// Runs `aiq eval`.
 pub fn run(ctx: &Context<'_>, args: &EvalArgs) -> Result<(), AiqError> {
     let mut suite = Suite::load(&args.suite).map_err(AiqError::Usage)?;
-    suite.select(&args.tags);
+    suite.select(&args.run.tags);
     if suite.cases.is_empty() {
         return Err(AiqError::Usage(format!(
             "no case of {} carries the tags {}",
             args.suite.display(),
-            args.tags.join(", ")
+            args.run.tags.join(", ")
         )));
     }
     let source = args.source.clone().or_else(|| suite.source.clone());
-    let before = match &args.compare {
+    let before = match &args.run.compare {
         Some(path) => Some(read_report(path)?),
         None => None,
     };
     let format = match args.format {
         Some(f) => f,
         None => args
+            .run
             .output
             .as_deref()
             .map(format_of)
@@ -52,15 +53,15 @@ pub fn run(ctx: &Context<'_>, args: &EvalArgs) -> Result<(), AiqError> {
             model: args.model.clone(),
             ..AskArgs::default()
         },
-        examples: !args.no_examples,
+        examples: !args.run.no_examples,
     };
     // The source opens once here so a bad source fails before any case.
     drop(opener.open().map_err(AiqError::Source)?);
     crate::interrupt::install_for_chat();
     let progress = Progress::new(suite.cases.len());
     let settings = Settings {
-        jobs: args.jobs,
-        tolerance: args.tolerance,
+        jobs: args.run.jobs,
+        tolerance: args.run.tolerance,
     };
     let (cases, stop) = run_cases(&suite.cases, &opener, &settings, &|c| progress.done(c));
     progress.clear();
@@ -73,11 +74,25 @@ pub fn run(ctx: &Context<'_>, args: &EvalArgs) -> Result<(), AiqError> {
         Some(Stop::Interrupted) => report.interrupted = true,
         None => {}
     }
-    write_report(&report, format, args.output.as_deref(), before.as_ref())?;
+    write_report(&report, format, args.run.output.as_deref(), before.as_ref())?;
     if report.interrupted {
         return Err(AiqError::Interrupted);
     }
-    if let Some(min) = args.min {
+    if report.summary.broken > 0 {
+        let ids: Vec<&str> = report
+            .cases
+            .iter()
+            .filter(|c| c.verdict == Verdict::Broken)
+            .map(|c| c.id.as_str())
+            .collect();
+        return Err(AiqError::Usage(format!(
+            "{} case(s) of {} are broken, their reference SQL failed: {} (fix the suite's `sql`; try it with `aiq SOURCE -e \"…\"`)",
+            ids.len(),
+            args.suite.display(),
+            ids.join(", ")
+        )));
+    }
+    if let Some(min) = args.run.min {
         if report.summary.accuracy + 1e-12 < min {
             return Err(AiqError::Query(format!(
                 "accuracy {} is below --min {}",
@@ -91,13 +106,19 @@ pub fn run(ctx: &Context<'_>, args: &EvalArgs) -> Result<(), AiqError> {
 
 /// `aiq demo --eval`: the demo shop's built-in suite, written next to the
 /// shop so it can be run again with any flag.
-pub fn demo(ctx: &Context<'_>, source: &str, model: &ModelArgs) -> Result<(), AiqError> {
+pub fn demo(
+    ctx: &Context<'_>,
+    source: &str,
+    model: &ModelArgs,
+    format: Option<EvalFormat>,
+    flags: &EvalRun,
+) -> Result<(), AiqError> {
     let path = ctx.config.home.join("demo").join("eval.toml");
     crate::home::write_private(&ctx.config.home, &path, crate::demo::SUITE.as_bytes())
         .map_err(|e| AiqError::Usage(format!("cannot write {}: {e}", path.display())))?;
     if io::stderr().is_terminal() {
         crate::error::stderr_line(&format!(
-            "aiq: the demo suite is {} (run it again with `aiq eval {} demo`, plus --jobs, --compare, -f …)",
+            "aiq: the demo suite is {} (run it again with `aiq demo --eval` or `aiq eval {} demo`, plus --jobs, --compare, -o, -f …)",
             path.display(),
             path.display()
         ));
@@ -105,8 +126,9 @@ pub fn demo(ctx: &Context<'_>, source: &str, model: &ModelArgs) -> Result<(), Ai
     let args = EvalArgs {
         suite: path,
         source: Some(source.to_string()),
+        format,
+        run: flags.clone(),
         model: model.clone(),
-        ..EvalArgs::default()
     };
     run(ctx, &args)
 }
@@ -139,6 +161,21 @@ impl Opener for EvalOpener<'_> {
             conversation.without_examples();
         }
         Ok(conversation)
+    }
+}
+
+/// An eval report's format from the chat's `-f` (`aiq demo --eval -f json`).
+pub fn report_format(format: crate::render::Format) -> Result<EvalFormat, AiqError> {
+    use crate::render::Format;
+    match format {
+        Format::Auto | Format::Table => Ok(EvalFormat::Table),
+        Format::Json => Ok(EvalFormat::Json),
+        Format::Csv => Ok(EvalFormat::Csv),
+        Format::Markdown => Ok(EvalFormat::Markdown),
+        other => Err(AiqError::Usage(format!(
+            "an eval report is table, json, csv or markdown, not {}",
+            other.name()
+        ))),
     }
 }
 
@@ -212,7 +249,7 @@ fn write_report(
 struct Progress {
     total: usize,
     shown: bool,
-    counts: Mutex<[usize; 5]>,
+    counts: Mutex<[usize; 6]>,
 }
 
 impl Progress {
@@ -220,7 +257,7 @@ impl Progress {
         Progress {
             total,
             shown: io::stderr().is_terminal(),
-            counts: Mutex::new([0; 5]),
+            counts: Mutex::new([0; 6]),
         }
     }
 
@@ -234,6 +271,7 @@ impl Progress {
             Verdict::Error => 2,
             Verdict::Refused => 3,
             Verdict::Timeout => 4,
+            Verdict::Broken => 5,
         };
         c[slot] += 1;
         if !self.shown {
@@ -243,8 +281,14 @@ impl Progress {
         let mut err = io::stderr().lock();
         let _ = write!(
             err,
-            "\r\x1b[2K  {finished}/{} cases · {} pass · {} fail · {} error · {} refused · {} timeout",
-            self.total, c[0], c[1], c[2], c[3], c[4]
+            "\r\x1b[2K  {finished}/{} cases · {} pass · {} fail · {} error · {} refused · {} timeout{}",
+            self.total,
+            c[0],
+            c[1],
+            c[2],
+            c[3],
+            c[4],
+            if c[5] > 0 { format!(" · {} broken", c[5]) } else { String::new() }
         );
         let _ = err.flush();
     }

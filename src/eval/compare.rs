@@ -124,7 +124,7 @@ pub fn compare(
     let mut candidates = Candidates::new(&got_table, &want_table, tol);
     let mut search = Search::new(&got_table, &want_table, tol, options.ordered, keys);
     if let Some(w) = unmatched_column(&candidates.lists) {
-        return unmatched(&search, &candidates.lists, w, want);
+        return unmatched(&search, &candidates.lists, w, got, want);
     }
     let ambiguous = candidates.ambiguous();
     if ambiguous {
@@ -142,10 +142,10 @@ pub fn compare(
     // No mapping matched: say which column is at fault, if one is.
     candidates.refine(&got_table, &want_table, tol);
     if let Some(w) = unmatched_column(&candidates.lists) {
-        return unmatched(&search, &candidates.lists, w, want);
+        return unmatched(&search, &candidates.lists, w, got, want);
     }
     let mut why = match &search.best {
-        Some(outcome) => outcome.describe(want, true),
+        Some(outcome) => outcome.describe(got, want, true),
         None => "no mapping of columns was tried".to_string(),
     };
     if search.exhausted {
@@ -167,6 +167,7 @@ fn unmatched(
     search: &Search,
     candidates: &[Vec<usize>],
     w: usize,
+    got: &[Vec<Value>],
     want: &[Vec<Value>],
 ) -> Result<(), String> {
     let width = candidates.len();
@@ -207,12 +208,13 @@ fn unmatched(
         .collect();
     match search.check(&mapping) {
         Outcome::Match => Ok(()),
-        Outcome::Rows(d) if width > 1 => Err(format!(
+        // Every row differs: the column is wrong, not some rows.
+        Outcome::Rows(d) if width > 1 && d.differ >= want.len() => Err(format!(
             "{}; {}",
-            Outcome::Rows(d).describe(want, false),
+            Outcome::Rows(d).describe(got, want, false),
             column(d.missing)
         )),
-        outcome => Err(outcome.describe(want, true)),
+        outcome => Err(outcome.describe(got, want, true)),
     }
 }
 
@@ -870,6 +872,8 @@ impl<'a> Table<'a> {
 struct RowDiff {
     differ: usize,
     missing: Option<usize>,
+    /// A result row no expected row pairs with.
+    extra: Option<usize>,
 }
 
 /// The two results being compared, with the column mapping (expected
@@ -907,6 +911,7 @@ impl Pair<'_, '_> {
             return RowDiff {
                 differ: 0,
                 missing: None,
+                extra: None,
             };
         }
         let floats = got_left
@@ -919,6 +924,7 @@ impl Pair<'_, '_> {
             return RowDiff {
                 differ: got_left.len().max(want_left.len()),
                 missing: want_left.iter().min().copied(),
+                extra: got_left.iter().min().copied(),
             };
         }
         let (mut got_left, mut want_left) = self.pair_hashed(
@@ -1053,12 +1059,14 @@ impl Pair<'_, '_> {
             return RowDiff {
                 differ: 0,
                 missing: None,
+                extra: None,
             };
         }
         if worst > MAX_LEFTOVERS {
             return RowDiff {
                 differ: worst,
                 missing: left_want.iter().min().copied(),
+                extra: left_got.iter().min().copied(),
             };
         }
         let adjacency: Vec<Vec<usize>> = left_got
@@ -1074,7 +1082,14 @@ impl Pair<'_, '_> {
             .collect();
         let owner = max_matching(&adjacency, left_want.len());
         let matched = owner.iter().filter(|o| o.is_some()).count();
+        let paired: Vec<usize> = owner.iter().flatten().copied().collect();
         RowDiff {
+            extra: left_got
+                .iter()
+                .enumerate()
+                .filter(|(k, _)| !paired.contains(k))
+                .map(|(_, &g)| g)
+                .min(),
             differ: worst - matched,
             missing: left_want
                 .iter()
@@ -1408,7 +1423,7 @@ impl Outcome {
     }
 
     /// The reason, quoting a missing expected row when `example`.
-    fn describe(&self, want: &[Vec<Value>], example: bool) -> String {
+    fn describe(&self, got: &[Vec<Value>], want: &[Vec<Value>], example: bool) -> String {
         match self {
             Outcome::Match => "results match".to_string(),
             Outcome::Order(row) => format!(
@@ -1419,6 +1434,9 @@ impl Outcome {
                 let mut why = format!("{} of {} rows differ", d.differ, want.len());
                 if let Some(row) = d.missing.and_then(|r| want.get(r)).filter(|_| example) {
                     why.push_str(&format!(", e.g. expected ({}) not found", quote_row(row)));
+                    if let Some(other) = d.extra.and_then(|r| got.get(r)) {
+                        why.push_str(&format!(", ({}) instead", quote_row(other)));
+                    }
                 }
                 why
             }
@@ -1620,7 +1638,10 @@ fn quote_row(row: &[Value]) -> String {
         .iter()
         .map(|v| match v {
             Value::Null => "NULL".to_string(),
-            v => v.to_text(),
+            v => match v.to_text() {
+                t if t.is_empty() => "''".to_string(),
+                t => t,
+            },
         })
         .collect::<Vec<_>>()
         .join(", ");
@@ -1880,7 +1901,10 @@ mod tests {
         assert!(!one(Value::Null, text("")));
         assert!(!one(Value::Null, int(0)));
         let why = same(&col(vec![text("")]), &col(vec![Value::Null]), &unordered()).unwrap_err();
-        assert_eq!(why, "1 of 1 rows differ, e.g. expected (NULL) not found");
+        assert_eq!(
+            why,
+            "1 of 1 rows differ, e.g. expected (NULL) not found, ('') instead"
+        );
     }
 
     #[test]
@@ -2006,7 +2030,7 @@ mod tests {
         assert!(why.chars().count() < 120, "{why}");
         assert_eq!(
             why,
-            "1 of 2 rows differ; no column matches expected column 2 (e.g. 2)"
+            "1 of 2 rows differ, e.g. expected (b, 2) not found, (b, 3) instead"
         );
         let want = rows(&[&[text(&long), int(1)], &[text("b"), int(2)]]);
         let got = rows(&[&[text(&long), int(2)], &[text("b"), int(1)]]);
@@ -2015,7 +2039,8 @@ mod tests {
             why.starts_with("2 of 2 rows differ, e.g. expected (xxx"),
             "{why}"
         );
-        assert!(why.chars().count() < 120, "{why}");
+        // Two rows quoted, each clipped.
+        assert!(why.chars().count() < 140, "{why}");
     }
 
     /// 50 columns, all holding the same values, each in its own row order;

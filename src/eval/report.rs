@@ -22,6 +22,9 @@ pub enum Verdict {
     Refused,
     /// The statement ran past the timeout.
     Timeout,
+    /// The case's reference SQL failed or was refused: the suite needs
+    /// fixing (the model was not asked).
+    Broken,
 }
 
 impl Verdict {
@@ -32,6 +35,7 @@ impl Verdict {
             Verdict::Error => "error",
             Verdict::Refused => "refused",
             Verdict::Timeout => "timeout",
+            Verdict::Broken => "broken",
         }
     }
 }
@@ -64,7 +68,10 @@ pub struct Summary {
     pub error: usize,
     pub refused: usize,
     pub timeout: usize,
-    /// pass / cases (0 when there are none).
+    /// Cases whose reference SQL failed: not counted in the accuracy.
+    #[serde(default)]
+    pub broken: usize,
+    /// pass / (cases - broken) (0 when there are none).
     pub accuracy: f64,
 }
 
@@ -79,10 +86,12 @@ impl Summary {
                 Verdict::Error => s.error += 1,
                 Verdict::Refused => s.refused += 1,
                 Verdict::Timeout => s.timeout += 1,
+                Verdict::Broken => s.broken += 1,
             }
         }
-        if s.cases > 0 {
-            s.accuracy = (s.pass as f64 / s.cases as f64 * 10_000.0).round() / 10_000.0;
+        let judged = s.cases - s.broken;
+        if judged > 0 {
+            s.accuracy = (s.pass as f64 / judged as f64 * 10_000.0).round() / 10_000.0;
         }
         s
     }
@@ -136,11 +145,12 @@ impl Report {
         serde_json::to_string_pretty(self).unwrap_or_default() + "\n"
     }
 
-    /// One line per case: verdict, id, question, why; then the summary.
+    /// One line per case that passed, the summary, then the cases that did
+    /// not pass with why: what needs looking at is last on the screen.
     pub fn to_table(&self) -> String {
         let mut out = String::new();
         let id_width = self.cases.iter().map(|c| c.id.len()).max().unwrap_or(2);
-        for c in &self.cases {
+        let line = |out: &mut String, c: &CaseReport| {
             let _ = write!(
                 out,
                 "{:<7} {:<id_width$}  {}",
@@ -149,22 +159,39 @@ impl Report {
                 one_line(&c.question, 60)
             );
             if !c.why.is_empty() {
-                let _ = write!(out, "  — {}", one_line(&c.why, 100));
+                let _ = write!(out, "  — {}", one_line(&c.why, 160));
             }
             out.push('\n');
+        };
+        let (passed, not): (Vec<&CaseReport>, Vec<&CaseReport>) =
+            self.cases.iter().partition(|c| c.verdict == Verdict::Pass);
+        for c in &passed {
+            line(&mut out, c);
         }
-        out.push('\n');
+        if !passed.is_empty() {
+            out.push('\n');
+        }
         out.push_str(&self.summary_text());
+        if !not.is_empty() {
+            let _ = writeln!(out, "\nnot passing ({}):", not.len());
+            for c in &not {
+                line(&mut out, c);
+            }
+        }
         out
     }
 
     /// The summary lines: totals, then each tag.
     pub fn summary_text(&self) -> String {
         let s = &self.summary;
+        let broken = match s.broken {
+            0 => String::new(),
+            n => format!(", {n} broken (the reference SQL failed; not counted)"),
+        };
         let mut out = format!(
-            "{} of {} cases pass ({}): {} fail, {} error, {} refused, {} timeout{}\n",
+            "{} of {} cases pass ({}): {} fail, {} error, {} refused, {} timeout{broken}{}\n",
             s.pass,
-            s.cases,
+            s.cases - s.broken,
             percent(s.accuracy),
             s.fail,
             s.error,
@@ -184,7 +211,7 @@ impl Report {
                     out,
                     "  {tag:<width$}  {:>3} of {:<3} {:>6}",
                     t.pass,
-                    t.cases,
+                    t.cases - t.broken,
                     percent(t.accuracy)
                 );
             }
@@ -239,14 +266,15 @@ impl Report {
         let s = &self.summary;
         let _ = writeln!(
             out,
-            "**{} of {} cases pass ({})**: {} fail, {} error, {} refused, {} timeout\n",
+            "**{} of {} cases pass ({})**: {} fail, {} error, {} refused, {} timeout, {} broken\n",
             s.pass,
-            s.cases,
+            s.cases - s.broken,
             percent(s.accuracy),
             s.fail,
             s.error,
             s.refused,
-            s.timeout
+            s.timeout,
+            s.broken
         );
         let tags = self.by_tag();
         if !tags.is_empty() {
@@ -257,7 +285,7 @@ impl Report {
                     "| {} | {} | {} | {} |",
                     cell(tag),
                     t.pass,
-                    t.cases,
+                    t.cases - t.broken,
                     percent(t.accuracy)
                 );
             }

@@ -9,7 +9,7 @@ use std::time::{Duration, Instant};
 
 use super::compare::{compare, Options};
 use super::report::{CaseReport, Verdict};
-use super::suite::Case;
+use super::suite::{past_the_limit, Case};
 use crate::agent::runner::run_statement_for;
 use crate::agent::{AgentError, Conversation, Event, EventSink, Opened};
 use crate::cancel::{CancelHandle, CancelToken};
@@ -216,15 +216,26 @@ fn run_case(
         ms: 0,
         tags: case.tags.clone(),
     };
-    let expected = match reference(case, &opened) {
+    // A reference that fails or is refused is the suite's fault: the
+    // model is not asked.
+    let expected = match reference(&case.sql, &opened) {
         Ok(rows) => rows,
         Err(why) => {
+            report.verdict = Verdict::Broken;
             report.why = format!("the reference SQL failed: {why}");
             report.ms = started.elapsed().as_millis() as u64;
             return Ok(report);
         }
     };
     report.expected_rows = Some(expected.rows.len() as u64);
+    // The rows past a LIMIT, when the reference was cut there: rows that
+    // tie with the last one kept are as valid as it.
+    let past = match (&case.order_keys, past_the_limit(&case.sql)) {
+        (Some(_), Some((n, wider))) if case.ordered && expected.rows.len() == n => {
+            reference(&wider, &opened).ok().map(|rows| (n, rows))
+        }
+        _ => None,
+    };
     let mut conversation = opener.conversation(opened).map_err(Stop::Model)?;
     if let Ok(mut r) = running.lock() {
         r.push((number, conversation.canceller()));
@@ -246,7 +257,15 @@ fn run_case(
         Ok(_) if capture.sql.is_none() => (Verdict::Error, "no statement ran".into()),
         Ok(_) => {
             report.rows = Some(capture.result.rows.len() as u64);
-            judge(case, &capture.result, &expected, settings.tolerance)
+            match (
+                judge(case, &capture.result, &expected, settings.tolerance),
+                &past,
+            ) {
+                ((Verdict::Fail, why), Some((n, wider))) => {
+                    within_tie(case, &capture.result, *n, wider, settings.tolerance, why)
+                }
+                (judged, _) => judged,
+            }
         }
         Err(AgentError::Refused(why)) => (Verdict::Refused, why),
         Err(AgentError::QueryFailed(why)) if why.contains("ran longer than") => {
@@ -296,12 +315,12 @@ fn ask_turns(
 
 /// The reference SQL's result, through the gate and the runner like any
 /// statement (it may be refused, too).
-fn reference(case: &Case, opened: &Opened) -> Result<Rows, String> {
+fn reference(sql: &str, opened: &Opened) -> Result<Rows, String> {
     let mut rows = Rows::default();
     let cancel = CancelToken::new();
     let result = run_statement_for(
         opened.source.as_ref(),
-        &case.sql,
+        sql,
         opened.guard.policy(false),
         &cancel,
         &mut Quiet,
@@ -312,6 +331,74 @@ fn reference(case: &Case, opened: &Opened) -> Result<Rows, String> {
         Err(crate::agent::runner::StatementError::Output(e)) if EnoughRows::is(&e) => Ok(rows),
         Err(e) => Err(AgentError::from(e).to_string()),
     }
+}
+
+/// Choices of tied rows tried at most.
+const MAX_TIE_CHOICES: usize = 256;
+
+/// The verdict on rows that differ from the reference's cut at `LIMIT n`,
+/// given `wider`, its rows past the cut: a pass when they are the rows
+/// before the tie with the last row kept plus any choice of the rows that
+/// tie with it, else the failure (`why`) as it was.
+fn within_tie(
+    case: &Case,
+    got: &Rows,
+    n: usize,
+    wider: &Rows,
+    tolerance: f64,
+    why: String,
+) -> (Verdict, String) {
+    let fail = (Verdict::Fail, why);
+    let (Some(keys), Some(last)) = (&case.order_keys, wider.rows.get(n.wrapping_sub(1))) else {
+        return fail;
+    };
+    let ties = |row: &Vec<Value>| keys.iter().all(|&k| row.get(k) == last.get(k));
+    let tied: Vec<usize> = (0..wider.rows.len())
+        .filter(|&i| ties(&wider.rows[i]))
+        .collect();
+    let before: Vec<usize> = (0..n).filter(|i| !tied.contains(i)).collect();
+    let room = n - before.len();
+    if tied.len() <= room || wider.more {
+        return fail;
+    }
+    let mut choice: Vec<usize> = (0..room).collect();
+    for _ in 0..MAX_TIE_CHOICES {
+        let mut rows: Vec<Vec<Value>> = before.iter().map(|&i| wider.rows[i].clone()).collect();
+        rows.extend(choice.iter().map(|&c| wider.rows[tied[c]].clone()));
+        let want = Rows {
+            columns: wider.columns.clone(),
+            rows,
+            more: false,
+        };
+        if judge(case, got, &want, tolerance).0 == Verdict::Pass {
+            return (
+                Verdict::Pass,
+                format!(
+                    "rows differ from the reference only within a tie at its LIMIT ({} rows tie for the last {room} place(s)): an equally valid answer",
+                    tied.len()
+                ),
+            );
+        }
+        if !next_choice(&mut choice, tied.len()) {
+            return fail;
+        }
+    }
+    fail
+}
+
+/// The next `k`-of-`n` choice in lexicographic order, false after the last.
+fn next_choice(choice: &mut [usize], n: usize) -> bool {
+    let k = choice.len();
+    for i in (0..k).rev() {
+        if choice[i] < n - k + i {
+            choice[i] += 1;
+            for j in i + 1..k {
+                choice[j] = choice[j - 1] + 1;
+            }
+            return true;
+        }
+    }
+    false
 }
 
 /// The verdict on an answer's rows.

@@ -5,7 +5,9 @@
 use std::path::Path;
 
 use serde::Deserialize;
-use sqlparser::ast::{Expr, OrderByKind, SelectItem, SetExpr, Statement, Value as SqlValue};
+use sqlparser::ast::{
+    Expr, LimitClause, OrderByKind, SelectItem, SetExpr, Statement, Value as SqlValue,
+};
 use sqlparser::dialect::GenericDialect;
 use sqlparser::parser::Parser;
 
@@ -140,6 +142,38 @@ impl Suite {
 /// Whether `sql` ends in a top-level ORDER BY, and which of its result
 /// columns that sorts by (`None` when one of its keys is no result
 /// column, or the SQL does not parse here).
+/// Rows past a reference's `LIMIT` fetched to find the rows that tie at
+/// its cut.
+pub const TIE_ROOM: u64 = 100;
+
+/// For a reference that orders its rows and cuts them at `LIMIT n` (no
+/// OFFSET): `n`, and the same statement cut [`TIE_ROOM`] rows later, to
+/// find which rows tie with the last one kept.
+pub fn past_the_limit(sql: &str) -> Option<(usize, String)> {
+    let mut statements = Parser::parse_sql(&GenericDialect {}, sql).ok()?;
+    let [Statement::Query(query)] = statements.as_mut_slice() else {
+        return None;
+    };
+    query.order_by.as_ref()?;
+    let Some(LimitClause::LimitOffset {
+        limit: Some(Expr::Value(v)),
+        offset: None,
+        limit_by,
+    }) = &mut query.limit_clause
+    else {
+        return None;
+    };
+    if !limit_by.is_empty() {
+        return None;
+    }
+    let SqlValue::Number(n, long) = &v.value else {
+        return None;
+    };
+    let n: u64 = n.parse().ok()?;
+    v.value = SqlValue::Number((n + TIE_ROOM).to_string(), *long);
+    Some((usize::try_from(n).ok()?, query.to_string()))
+}
+
 fn order_of(sql: &str) -> (bool, Option<Vec<usize>>) {
     let Ok(statements) = Parser::parse_sql(&GenericDialect {}, sql) else {
         return (ends_in_order_by(sql), None);

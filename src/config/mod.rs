@@ -13,6 +13,8 @@ use serde::Deserialize;
 
 use crate::error::AiqError;
 
+mod located;
+
 /// The effective configuration.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Config {
@@ -246,12 +248,12 @@ impl Config {
         let home = home_dir(env)?;
         let path = crate::home::config_file(&home);
         let mut warnings = Vec::new();
-        let file = match fs::read_to_string(&path) {
+        let text = match fs::read_to_string(&path) {
             Ok(text) => {
                 warnings.extend(permission_warning(&path));
-                parse_file(&text, &path)?
+                text
             }
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => FileConfig::default(),
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => String::new(),
             Err(e) => {
                 return Err(AiqError::Usage(format!(
                     "cannot read {}: {e} (fix its permissions or set AIQ_HOME elsewhere)",
@@ -259,10 +261,43 @@ impl Config {
                 )))
             }
         };
-        let sources = parse_sources(&file.sources, &path)?;
+        let file = parse_file(&text, &path)?;
+        let sources = parse_sources(&file.sources, &text, &path)?;
+        Ok(Config::from_file(home, file, sources, warnings, env))
+    }
+
+    /// As [`Config::load`], but a config file aiq cannot use gives the
+    /// defaults (with the environment) and the error beside them, for
+    /// `aiq doctor`, which reports it as one of its checks.
+    pub fn load_or_defaults(
+        env: &dyn Fn(&str) -> Option<String>,
+    ) -> Result<(Config, Option<AiqError>), AiqError> {
+        match Config::load(env) {
+            Ok(c) => Ok((c, None)),
+            Err(e) => {
+                let home = home_dir(env)?;
+                let defaults = Config::from_file(
+                    home,
+                    FileConfig::default(),
+                    SavedSources::default(),
+                    Vec::new(),
+                    env,
+                );
+                Ok((defaults, Some(e)))
+            }
+        }
+    }
+
+    fn from_file(
+        home: PathBuf,
+        file: FileConfig,
+        sources: SavedSources,
+        warnings: Vec<String>,
+        env: &dyn Fn(&str) -> Option<String>,
+    ) -> Config {
         let mut llm = file.llm;
         apply_env(&mut llm, env);
-        Ok(Config {
+        Config {
             home,
             llm,
             chat: file.chat,
@@ -274,7 +309,7 @@ impl Config {
             sources,
             privacy: file.privacy,
             warnings,
-        })
+        }
     }
 
     /// The effective configuration as TOML, secrets masked (`aiq config show`).
@@ -387,18 +422,16 @@ fn privacy_keys(t: &mut toml_edit::Table, p: &crate::privacy::PrivacyConfig) {
 }
 
 fn parse_file(text: &str, path: &Path) -> Result<FileConfig, AiqError> {
-    let file: FileConfig = toml::from_str(text).map_err(|e| {
-        AiqError::Usage(format!(
-            "invalid config {}: {} (fix or remove the key; `aiq config init` writes a commented example)",
-            path.display(),
-            e.message()
-        ))
-    })?;
+    let file: FileConfig =
+        toml::from_str(text).map_err(|e| AiqError::Usage(located::parse_error(text, path, &e)))?;
     let min = crate::llm::window::MIN_TOKENS;
     if let Some(n) = file.llm.context_tokens.filter(|&n| n < min) {
-        return Err(AiqError::Usage(format!(
-            "invalid config {}: `llm.context_tokens` is {n}; give the model's window in tokens, {min} or more (or remove the key to have it found out)",
-            path.display()
+        return Err(AiqError::Usage(located::checked(
+            text,
+            path,
+            "llm",
+            "context_tokens",
+            &format!("is {n}; give the model's window in tokens, {min} or more (or remove the key to have it found out)"),
         )));
     }
     Ok(file)
@@ -406,8 +439,10 @@ fn parse_file(text: &str, path: &Path) -> Result<FileConfig, AiqError> {
 
 /// `[sources]` mixes one string key (`default`) with one table per source,
 /// which serde cannot express with unknown keys denied, so it is read by hand.
-fn parse_sources(table: &toml::Table, path: &Path) -> Result<SavedSources, AiqError> {
-    let bad = |msg: String| AiqError::Usage(format!("invalid config {}: {msg}", path.display()));
+fn parse_sources(table: &toml::Table, text: &str, path: &Path) -> Result<SavedSources, AiqError> {
+    let bad = |table: &str, key: &str, msg: String| {
+        AiqError::Usage(located::checked(text, path, table, key, &msg))
+    };
     let mut out = SavedSources::default();
     for (key, value) in table {
         if key == "default" {
@@ -415,28 +450,45 @@ fn parse_sources(table: &toml::Table, path: &Path) -> Result<SavedSources, AiqEr
                 Some(name) => out.default = Some(name.to_string()),
                 None => {
                     return Err(bad(
-                        "`sources.default` must be a string, the name of a saved source".into(),
+                        "sources",
+                        "default",
+                        "must be a string, the name of a saved source".into(),
                     ))
                 }
             }
             continue;
         }
         let Some(entry) = value.as_table() else {
-            return Err(bad(format!(
-                "unknown key `sources.{key}` (saved sources are tables: [sources.{key}] url = \"…\")"
-            )));
+            return Err(bad(
+                "sources",
+                key,
+                format!(
+                    "unknown key `sources.{key}` (saved sources are tables: [sources.{key}] url = \"…\")"
+                ),
+            ));
         };
-        let source: SavedSource = toml::Value::Table(entry.clone())
-            .try_into()
-            .map_err(|e: toml::de::Error| bad(format!("in [sources.{key}]: {}", e.message())))?;
-        validate_name(key).map_err(|e| bad(e.to_string()))?;
+        let here = format!("sources.{key}");
+        let source: SavedSource =
+            toml::Value::Table(entry.clone())
+                .try_into()
+                .map_err(|e: toml::de::Error| {
+                    let field = e
+                        .message()
+                        .strip_prefix("unknown field `")
+                        .and_then(|r| r.split('`').next())
+                        .unwrap_or("");
+                    bad(&here, field, located::plain(e.message(), field))
+                })?;
+        validate_name(key).map_err(|e| bad(&here, "", e.to_string()))?;
         out.insert(key.clone(), source);
     }
     if let Some(d) = &out.default {
         if out.get(d).is_none() {
-            return Err(bad(format!(
-                "`sources.default` names '{d}', which is not a saved source (add it with `aiq sources add {d} PATH_OR_URL`)"
-            )));
+            return Err(bad(
+                "sources",
+                "default",
+                format!("names '{d}', which is not a saved source (add it with `aiq sources add {d} PATH_OR_URL`)"),
+            ));
         }
     }
     Ok(out)
@@ -764,7 +816,10 @@ mod tests {
         assert!(c.to_masked_toml().contains("context_tokens = 8192"));
         fs::write(&file, "[llm]\ncontext_tokens = 100\n").unwrap();
         let e = Config::load(&env_with(dir.path(), &[])).unwrap_err();
-        assert!(e.to_string().contains("`llm.context_tokens` is 100"), "{e}");
+        assert!(
+            e.to_string().contains("[llm] context_tokens: is 100"),
+            "{e}"
+        );
     }
 
     #[test]

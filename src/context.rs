@@ -470,6 +470,11 @@ pub fn render_options(ctx: &Context<'_>, args: &RunArgs, format: Format) -> Rend
         color: ctx.color(),
         width,
         count_budget: Some(crate::render::COUNT_BUDGET),
+        full_width: tty
+            && pager_screen(ctx, args).is_some()
+            && crate::frontend::pager::command(ctx.env)
+                .is_some_and(|c| crate::frontend::pager::scrolls_sideways(&c, ctx.env)),
+        in_chat: false,
     }
 }
 

@@ -291,3 +291,67 @@ fn lua_tables_fit_the_terminal_too() {
     let status = format!("{:?}", p.get_process().wait().unwrap());
     assert!(status.contains(", 0)"), "{status}");
 }
+
+/// A pager that scrolls sideways (`less -S`) gets the whole table, every
+/// column at its full width, as psql gives it: Right arrow shows the rest.
+#[test]
+fn a_wide_result_goes_to_a_sideways_pager_whole() {
+    let sb = Sandbox::new();
+    let db = wide_db(&sb);
+    let record = sb.path().join("paged.txt");
+    let pager = sb.path().join("less");
+    std::fs::write(&pager, format!("#!/bin/sh\ncat > '{}'\n", record.display())).unwrap();
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt;
+        std::fs::set_permissions(&pager, std::fs::Permissions::from_mode(0o755)).unwrap();
+    }
+    let mut cmd = sb.std_aiq();
+    cmd.arg(&db)
+        .args(["-e", "SELECT * FROM people"])
+        .env("TERM", "dumb")
+        .env("AIQ_PAGER", format!("{} -S", pager.display()));
+    let p = expectrl::Session::spawn(cmd).expect("spawn aiq in a pty");
+    let mut screen = Screen::of(p);
+    screen.wait_for("8 rows · ");
+    let paged = std::fs::read_to_string(&record).expect("the pager was started");
+    let header = paged.lines().nth(1).unwrap_or("");
+    for column in ["│ id ", "average_order_value", "city", "updated_at"] {
+        assert!(header.contains(column), "{column}: {paged}");
+    }
+    assert!(!header.contains("┆ … ┆"), "{paged}");
+    assert!(
+        paged.contains("Ada Lovelace") && paged.contains("ada.lovelace@"),
+        "{paged}"
+    );
+    assert!(!screen.text().contains("(6 shown)"), "{}", screen.text());
+    // A pager that wraps lines instead gets the table cut to the screen.
+    let mut cmd = sb.std_aiq();
+    cmd.arg(&db)
+        .args(["-e", "SELECT * FROM people"])
+        .env("TERM", "dumb")
+        .env("AIQ_PAGER", pager.display().to_string());
+    let p = expectrl::Session::spawn(cmd).expect("spawn aiq in a pty");
+    let mut screen = Screen::of(p);
+    screen.wait_for("8 rows · 16 columns (6 shown)");
+}
+
+/// The chat's "more rows" line names the chat's way to show more, and
+/// `/maxrows` does it.
+#[test]
+fn the_chat_says_maxrows_and_it_shows_more() {
+    let sb = Sandbox::new();
+    let db = wide_db(&sb);
+    let server = ModelServer::start(vec![]);
+    let mut s = Screen::start(&sb, &server, &[db.to_str().unwrap()]);
+    s.wait_for("aiq[");
+    s.send(&format!("/sql {TWO_HUNDRED}\r"));
+    s.wait_for("… 100 more rows (/maxrows N shows more)");
+    s.send("/maxrows 150\r");
+    s.wait_for("A result shows 150 rows");
+    s.send(&format!("/sql {TWO_HUNDRED}\r"));
+    s.wait_for("… 50 more rows (/maxrows N shows more)");
+    s.send("/maxrows lots\r");
+    s.wait_for("/maxrows takes a number of rows, 1 or more, or all");
+    s.send("/exit\r");
+}

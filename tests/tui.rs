@@ -137,8 +137,12 @@ fn restore_a_stale_session_then_sql_and_clear_through_dialogs() {
     s.wait_for("ready");
     s.send("what now?\r");
     s.wait_for("1 row in");
-    // No: the model got a fresh context (system + question).
-    assert_eq!(server.chats()[1].messages().len(), 2);
+    // No: the model got a fresh context: system, the question cut short
+    // (kept as a question that got no answer), and the question.
+    let sent = server.chats()[1].messages();
+    assert_eq!(sent.len(), 4, "{sent:?}");
+    assert_eq!(sent[1].1, "cut short?");
+    assert!(sent[2].1.starts_with("(no answer: "), "{sent:?}");
 
     s.send("/sql SELECT count(*) AS total FROM orders\r");
     s.wait_for("│ total");
@@ -162,12 +166,21 @@ fn restore_a_stale_session_then_sql_and_clear_through_dialogs() {
     assert!(screen.contains(&format!("Run 'aiq -s {}' to continue.", file.display())));
     assert!(s.exit_code().contains(", 0)"));
     let v: Value = serde_json::from_str(&std::fs::read_to_string(&file).unwrap()).unwrap();
-    // The question, and the two statements run with /sql, which join the
-    // conversation.
-    assert_eq!(v["messages"].as_array().unwrap().len(), 8);
-    assert_eq!(v["messages"][3]["sql"], "SELECT 7 AS seven");
+    // The question cut short (marked failed), the question, and the two
+    // statements run with /sql, which join the conversation.
+    assert_eq!(v["messages"].as_array().unwrap().len(), 10);
+    assert_eq!(v["messages"][2]["content"], "cut short?");
+    assert!(v["messages"][3]["sql"].is_null());
+    assert!(
+        v["messages"][3]["error"]
+            .as_str()
+            .is_some_and(|e| e.contains("stream ended")),
+        "{}",
+        v["messages"][3]
+    );
+    assert_eq!(v["messages"][5]["sql"], "SELECT 7 AS seven");
     assert_eq!(
-        v["messages"][5]["sql"],
+        v["messages"][7]["sql"],
         "SELECT count(*) AS total FROM orders"
     );
 }

@@ -20,6 +20,10 @@ pub const COMMANDS: &[(&str, &str)] = &[
         "/format",
         "output format: /format auto|table|expanded|csv|tsv|json|jsonl|markdown",
     ),
+    (
+        "/maxrows",
+        "rows a result shows in the chat: /maxrows N (or all)",
+    ),
     ("/mode", "what the model writes: /mode sql|lua"),
     (
         "/source",
@@ -57,6 +61,8 @@ pub enum SlashCommand {
     Schema(Option<String>),
     Sql(String),
     Format(String),
+    /// `/maxrows` alone shows the limit.
+    MaxRows(Option<String>),
     /// `/mode` alone shows the mode.
     Mode(Option<String>),
     Source(String),
@@ -96,6 +102,7 @@ pub fn parse(line: &str) -> SlashCommand {
             "a format: auto, table, expanded, csv, tsv, json, jsonl or markdown",
             SlashCommand::Format,
         ),
+        "/maxrows" => SlashCommand::MaxRows(arg()),
         "/mode" => SlashCommand::Mode(arg()),
         "/source" => needs("a saved source name or a path", SlashCommand::Source),
         "/note" => needs(

@@ -109,6 +109,9 @@ pub struct Conversation {
     session: Option<Session>,
     label: String,
     format: Format,
+    /// `/maxrows`: rows a result shows in the chat (`Some(None)`: all);
+    /// `None` until set, the configured number.
+    max_rows: Option<Option<usize>>,
     home: PathBuf,
     stale_after_hours: u64,
     opener: Box<dyn SourceOpener>,
@@ -159,6 +162,7 @@ impl Conversation {
             session,
             label,
             format: options.format,
+            max_rows: None,
             home: options.home,
             stale_after_hours: options.stale_after_hours,
             opener: options.opener,
@@ -223,6 +227,11 @@ impl Conversation {
 
     pub fn format(&self) -> Format {
         self.format
+    }
+
+    /// The rows a result shows, when `/maxrows` set it (`Some(None)`: all).
+    pub fn max_rows(&self) -> Option<Option<usize>> {
+        self.max_rows
     }
 
     /// The session file, if this conversation keeps one.
@@ -421,6 +430,26 @@ impl Conversation {
                     show(Event::Notice(format!("Output format: {f}")));
                 }
                 Err(e) => show(Event::CommandFailed(e)),
+            },
+            SlashCommand::MaxRows(None) => show(Event::Notice(match self.max_rows {
+                Some(Some(n)) => format!("A result shows {n} rows (/maxrows N or all changes it)"),
+                Some(None) => "A result shows all its rows (/maxrows N changes it)".into(),
+                None => "A result shows the configured rows ([chat] max_rows; /maxrows N or all changes it)".into(),
+            })),
+            SlashCommand::MaxRows(Some(n)) => match n.trim() {
+                "all" => {
+                    self.max_rows = Some(None);
+                    show(Event::Notice("A result shows all its rows".into()));
+                }
+                n => match n.parse::<usize>() {
+                    Ok(n) if n > 0 => {
+                        self.max_rows = Some(Some(n));
+                        show(Event::Notice(format!("A result shows {n} rows")));
+                    }
+                    _ => show(Event::CommandFailed(format!(
+                        "/maxrows takes a number of rows, 1 or more, or all (not '{n}')"
+                    ))),
+                },
             },
             SlashCommand::Mode(None) => show(Event::Notice(mode_notice(self.mode))),
             SlashCommand::Mode(Some(name)) => match name.parse::<Mode>() {

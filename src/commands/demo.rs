@@ -255,6 +255,8 @@ fn guide(
             color: ctx.color(),
             width,
             count_budget: None,
+            full_width: false,
+            in_chat: false,
         };
         let mut sink = Collector::new(&mut out, Format::Table, options, CollectOptions::default());
         statement_turn(

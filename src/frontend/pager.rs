@@ -79,6 +79,26 @@ pub fn command(env: &dyn Fn(&str) -> Option<String>) -> Option<String> {
     found.then(|| DEFAULT_PAGER.to_string())
 }
 
+/// Whether the pager `command` keeps long lines whole to scroll sideways
+/// (`less -S`, or `less` with `S` in `$LESS`), so a wide table can go to
+/// it at full width.
+pub fn scrolls_sideways(command: &str, env: &dyn Fn(&str) -> Option<String>) -> bool {
+    let mut words = command.split_whitespace();
+    let program = words.next().unwrap_or("");
+    let flags: Vec<&str> = words.collect();
+    let chops = |f: &&str| {
+        *f == "--chop-long-lines" || (f.starts_with('-') && !f.starts_with("--") && f.contains('S'))
+    };
+    if flags.iter().any(chops) {
+        return true;
+    }
+    program.rsplit('/').next() == Some("less")
+        && env("LESS").is_some_and(|l| {
+            l.split_whitespace()
+                .any(|f| chops(&f) || (!f.starts_with('-') && f.contains('S')))
+        })
+}
+
 /// Starts `command` with its stdin piped and its output on the terminal.
 fn spawn(command: &str) -> io::Result<(Child, ChildStdin)> {
     let mut cmd = if cfg!(unix) {

@@ -207,6 +207,8 @@ impl<'c> ResultSink<'c> {
             color: false,
             width: None,
             count_budget: None,
+            full_width: false,
+            in_chat: false,
         };
         {
             let mut r = render::renderer(Format::Markdown, Box::new(&mut out), options);

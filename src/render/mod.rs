@@ -114,6 +114,13 @@ pub struct RenderOptions {
     /// `max_rows` once the shown ones are drawn; then "… more rows" (not
     /// counted). `None` counts them all.
     pub count_budget: Option<Duration>,
+    /// A pager that scrolls sideways takes what is wider than the
+    /// terminal: `table` draws every column at its full width (as psql
+    /// does), instead of cutting it to the terminal.
+    pub full_width: bool,
+    /// The rows are shown in the chat: "… N more rows" names the chat's
+    /// way to show more (`/maxrows N`), not the command line's.
+    pub in_chat: bool,
 }
 
 /// How long a table counts the rows it does not show (SPEC §2.1: counting
@@ -215,11 +222,15 @@ impl Limit {
 
 /// The line shown under a truncated `table`/`markdown` result; `None`
 /// hidden rows when they were not counted.
-fn more_rows_line(hidden: Option<u64>) -> String {
+fn more_rows_line(hidden: Option<u64>, in_chat: bool) -> String {
+    let how = match in_chat {
+        true => "/maxrows N shows more",
+        false => "use --max-rows to show more",
+    };
     match hidden {
-        Some(1) => "… 1 more row (use --max-rows to show more)".into(),
-        Some(n) => format!("… {n} more rows (use --max-rows to show more)"),
-        None => "… more rows (not counted; use --max-rows to show more)".into(),
+        Some(1) => format!("… 1 more row ({how})"),
+        Some(n) => format!("… {n} more rows ({how})"),
+        None => format!("… more rows (not counted; {how})"),
     }
 }
 
@@ -249,7 +260,11 @@ fn layout(format: Format, grid: &Grid, options: &RenderOptions) -> Format {
         return format;
     }
     let few = (1..=fit::AUTO_EXPANDED_ROWS).contains(&grid.rows.len());
-    let cut = few && table::plan(grid, options).is_some_and(|p| p.shown().is_some());
+    // Records when a few rows do not fit the terminal, pager or not.
+    let cut = few
+        && options
+            .width
+            .is_some_and(|w| fit::plan(grid, usize::from(w)).shown().is_some());
     if cut {
         Format::Expanded
     } else {
@@ -315,7 +330,10 @@ impl Renderer for GridRenderer<'_> {
             if self.format == Format::Markdown {
                 text.push('\n');
             }
-            text.push_str(&more_rows_line((!self.gave_up).then_some(hidden)));
+            text.push_str(&more_rows_line(
+                (!self.gave_up).then_some(hidden),
+                self.options.in_chat,
+            ));
             text.push('\n');
             self.out.write_all(text.as_bytes())?;
         }
@@ -396,6 +414,8 @@ mod tests {
                     color: false,
                     width: None,
                     count_budget: None,
+                    full_width: false,
+                    in_chat: false,
                 },
             );
             r.columns(columns).unwrap();
@@ -424,6 +444,8 @@ mod tests {
                     color: false,
                     width: Some(width),
                     count_budget: None,
+                    full_width: false,
+                    in_chat: false,
                 },
             );
             r.columns(columns).unwrap();

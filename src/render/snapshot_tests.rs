@@ -24,6 +24,8 @@ fn shown(format: Format, columns: &[Column], rows: &[Vec<Value>], w: u16, h: u16
                 color: false,
                 width: Some(w),
                 count_budget: None,
+                full_width: false,
+                in_chat: false,
             },
         );
         r.columns(columns).unwrap();

@@ -17,9 +17,12 @@ pub(crate) struct Drawn {
     pub shown: Option<usize>,
 }
 
-/// How the table meets the terminal's width (`None` off a terminal: every
-/// column at its full width).
+/// How the table meets the terminal's width (`None` off a terminal, or
+/// for a pager that scrolls sideways: every column at its full width).
 pub(crate) fn plan(grid: &Grid, options: &RenderOptions) -> Option<Plan> {
+    if options.full_width {
+        return None;
+    }
     options.width.map(|w| fit::plan(grid, usize::from(w)))
 }
 

@@ -707,6 +707,8 @@ fn renderers_write_a_block_as_its_values() {
                     color: false,
                     width: None,
                     count_budget: None,
+                    full_width: false,
+                    in_chat: false,
                 };
                 let write = |native: bool| {
                     let mut out = Vec::new();

@@ -103,6 +103,8 @@ const OPTIONS: crate::render::RenderOptions = crate::render::RenderOptions {
     color: false,
     width: None,
     count_budget: None,
+    full_width: false,
+    in_chat: false,
 };
 
 /// A sink that takes text rows as they are (`as_text`) or only as values,

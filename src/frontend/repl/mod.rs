@@ -156,7 +156,11 @@ impl Chat<'_> {
     /// confirmations at the line editor's prompt).
     fn with_console(&mut self, f: impl FnOnce(&mut Conversation, &mut dyn EventSink)) {
         let format = self.conversation.format();
-        let render = render_options(self.ctx, &self.run, format);
+        let mut render = render_options(self.ctx, &self.run, format);
+        render.in_chat = true;
+        if let Some(rows) = self.conversation.max_rows() {
+            render.max_rows = rows;
+        }
         let stdout = io::stdout();
         let mut out = io::BufWriter::new(stdout.lock());
         let collect = CollectOptions {

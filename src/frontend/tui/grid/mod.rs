@@ -157,6 +157,8 @@ impl Grid {
             color: false,
             width: None,
             count_budget: None,
+            full_width: false,
+            in_chat: false,
         };
         {
             let mut r = render::renderer(format, Box::new(&mut out), options);

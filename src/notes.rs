@@ -146,6 +146,25 @@ impl Notes {
         }
     }
 
+    /// Every note once, for a person to read (`aiq schema`): `- note`, and
+    /// the tables it names after it (`[tables: orders, products]`).
+    pub fn listing(&self, catalog: &Catalog) -> String {
+        let links = self.links(catalog);
+        let mut out = String::new();
+        for (note, tables) in self.notes.iter().zip(links) {
+            out.push_str(&format!("- {note}"));
+            if !tables.is_empty() {
+                let names: Vec<&str> = tables
+                    .iter()
+                    .map(|&i| catalog.tables[i].name.as_str())
+                    .collect();
+                out.push_str(&format!("  [tables: {}]", names.join(", ")));
+            }
+            out.push('\n');
+        }
+        out
+    }
+
     /// The notes that name no table of `catalog`, as lines for the prompt
     /// (`- note`), within [`GENERAL_BUDGET`].
     pub fn general(&self, catalog: &Catalog) -> String {

@@ -766,3 +766,90 @@ fn urls_name_engines() {
         .code(3)
         .stderr(predicate::str::contains("hunter2").not());
 }
+
+/// The small things a new analyst met: a database shell's `.tables` and
+/// `\d orders` point to `aiq schema`; `aiq schema` prints each note once;
+/// `-v` counts "1 row"; a failing example is said not to be kept.
+#[test]
+fn shell_commands_notes_once_one_row_and_examples_not_kept() {
+    let sb = Sandbox::new();
+    let db = sb.shop_sqlite();
+    for command in [".tables", "\\d orders", ".schema customers"] {
+        let out = sb.aiq().arg(&db).args(["-e", command]).output().unwrap();
+        assert_eq!(out.status.code(), Some(5), "{command}");
+        let err = stderr_of(&out);
+        assert!(
+            err.contains("is a command of")
+                && err.contains("aiq schema SOURCE")
+                && err.contains("/schema"),
+            "{command}: {err}"
+        );
+        assert!(!err.contains("does not parse"), "{err}");
+    }
+    // A note that names two tables is printed once, with both.
+    let wanted = sb.path().join("wanted.md");
+    std::fs::write(
+        &wanted,
+        "- Revenue counts orders whose status is delivered; customers.country is ISO.\n- The fiscal year starts in April.\n",
+    )
+    .unwrap();
+    let editor = sb.path().join("editor.sh");
+    std::fs::write(
+        &editor,
+        format!("#!/bin/sh\ncp '{}' \"$1\"\n", wanted.display()),
+    )
+    .unwrap();
+    {
+        use std::os::unix::fs::PermissionsExt;
+        std::fs::set_permissions(&editor, std::fs::Permissions::from_mode(0o755)).unwrap();
+    }
+    sb.aiq()
+        .args(["notes", "edit"])
+        .arg(&db)
+        .env("VISUAL", &editor)
+        .assert()
+        .success();
+    let out = sb.aiq().arg("schema").arg(&db).output().unwrap();
+    let text = stdout_of(&out);
+    assert_eq!(text.matches("Revenue counts orders").count(), 1, "{text}");
+    assert!(text.contains("[tables: customers, orders]"), "{text}");
+    assert!(
+        text.contains("- The fiscal year starts in April."),
+        "{text}"
+    );
+    // -v: one row is "1 row".
+    let out = sb
+        .aiq()
+        .arg(&db)
+        .args(["-v", "-e", "SELECT 1", "-f", "csv"])
+        .output()
+        .unwrap();
+    assert!(stderr_of(&out).contains("1 row in "), "{}", stderr_of(&out));
+    assert!(!stderr_of(&out).contains("1 rows"), "{}", stderr_of(&out));
+    // An example whose SQL fails is not kept, and says so.
+    let out = sb
+        .aiq()
+        .args(["examples", "add"])
+        .arg(&db)
+        .args([
+            "--question",
+            "clients?",
+            "--sql",
+            "SELECT count(*) FROM clients",
+        ])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(1));
+    assert!(
+        stderr_of(&out).contains("the example was not kept: its SQL must run on"),
+        "{}",
+        stderr_of(&out)
+    );
+    let out = sb
+        .aiq()
+        .args(["examples", "list"])
+        .arg(&db)
+        .output()
+        .unwrap();
+    assert!(!stdout_of(&out).contains("clients?"), "{}", stdout_of(&out));
+}

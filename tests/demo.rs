@@ -85,8 +85,11 @@ fn demo_without_a_model_writes_saves_and_shows_real_results() {
         "{text}"
     );
     assert!(text.contains("│ US      ┆       297 │"), "{text}");
-    assert!(text.contains("│ 2025-01 ┆ 35110.95 │"), "{text}");
+    assert!(text.contains("│ 2025-01 ┆ 40184.56 │"), "{text}");
     assert!(text.contains("│ Smart Robot "), "{text}");
+    // The guide's SQL counts as the shop's notes define revenue and units.
+    assert!(text.contains("units sold (delivered or shipped"), "{text}");
+    assert!(!text.contains("status = 'delivered' AND"), "{text}");
     assert!(text.contains("export OPENAI_API_KEY=sk-…"), "{text}");
     assert!(text.contains("ollama serve"), "{text}");
     assert!(text.contains("export AIQ_BASE_URL="), "{text}");

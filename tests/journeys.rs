@@ -402,3 +402,29 @@ fn an_eval_with_a_broken_case_says_which_and_fails() {
     assert!(json.contains("\"verdict\": \"broken\""), "{json}");
     assert_eq!(server.chats().len(), 1, "the broken case was not asked");
 }
+
+/// Someone used to the sqlite3 shell or psql types its commands in the
+/// chat: each is answered with where aiq shows the tables, and nothing is
+/// sent to the model.
+#[test]
+fn a_database_shell_habit_in_the_chat_points_to_schema() {
+    let sb = Sandbox::new();
+    let db = sb.shop_sqlite();
+    let server = ModelServer::start(vec![]);
+    let mut p = pty(&sb, &[db.as_os_str()], Some(&server), "dumb");
+    p.expect("aiq[shop.db]> ").unwrap();
+    p.send_line(".tables").unwrap();
+    p.expect("is a database shell's command; here /schema lists the tables")
+        .unwrap();
+    p.expect("aiq[shop.db]> ").unwrap();
+    p.send_line("\\d orders").unwrap();
+    p.expect("/schema TABLE for one").unwrap();
+    p.expect("aiq[shop.db]> ").unwrap();
+    p.send_line("/sql .schema orders").unwrap();
+    p.expect("is a command of the sqlite3 shell, not SQL")
+        .unwrap();
+    p.expect("aiq[shop.db]> ").unwrap();
+    p.send_line("/exit").unwrap();
+    p.expect(expectrl::Eof).unwrap();
+    assert!(server.chats().is_empty(), "nothing went to the model");
+}

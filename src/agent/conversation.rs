@@ -313,6 +313,12 @@ impl Conversation {
         let line = line.trim();
         if line.starts_with('/') {
             self.apply(parse(line), sink)
+        } else if is_shell_command(line) {
+            // `.tables`, `\d orders`: what a database shell would answer.
+            let _ = sink.event(Event::CommandFailed(format!(
+                "`{line}` is a database shell's command; here /schema lists the tables and their columns (/schema TABLE for one), and /sql runs SQL"
+            )));
+            Flow::Continue
         } else {
             let _ = self.ask(line, sink);
             Flow::Continue
@@ -691,4 +697,13 @@ fn mode_notice(mode: Mode) -> String {
             "Mode: lua — the model answers with a Lua program that runs in the sandbox.".into()
         }
     }
+}
+
+/// A line like `.tables`, `.schema orders`, `\d orders` or `\dt`: a
+/// command of the sqlite3 shell or psql.
+fn is_shell_command(line: &str) -> bool {
+    let mut chars = line.chars();
+    matches!(chars.next(), Some('.' | '\\'))
+        && chars.next().is_some_and(|c| c.is_ascii_alphabetic())
+        && line.split_whitespace().count() <= 3
 }

@@ -34,12 +34,12 @@ const EXAMPLES: [(&str, &str); 3] = [
         "SELECT country, count(*) AS customers FROM customers GROUP BY country ORDER BY customers DESC LIMIT 5",
     ),
     (
-        "Revenue per month in 2025, delivered orders only (first half)",
-        "SELECT strftime('%Y-%m', ordered_at) AS month, round(sum(total), 2) AS revenue FROM orders WHERE status = 'delivered' AND ordered_at >= '2025-01-01' AND ordered_at < '2025-07-01' GROUP BY month ORDER BY month",
+        "Revenue per month in 2025 (first half; revenue as the notes define it)",
+        "SELECT strftime('%Y-%m', ordered_at) AS month, round(sum(total), 2) AS revenue FROM orders WHERE status IN ('delivered', 'shipped') AND ordered_at >= '2025-01-01' AND ordered_at < '2025-07-01' GROUP BY month ORDER BY month",
     ),
     (
-        "Best-selling products by units",
-        "SELECT p.name, p.category, sum(i.quantity) AS units FROM order_items i JOIN products p ON p.id = i.product_id GROUP BY p.id ORDER BY units DESC LIMIT 5",
+        "Best-selling products by units sold (delivered or shipped, as the notes define it)",
+        "SELECT p.name, p.category, sum(i.quantity) AS units FROM order_items i JOIN orders o ON o.id = i.order_id JOIN products p ON p.id = i.product_id WHERE o.status IN ('delivered', 'shipped') GROUP BY p.id ORDER BY units DESC, p.name LIMIT 5",
     ),
 ];
 

@@ -27,7 +27,11 @@ pub fn run(ctx: &Context<'_>, command: ExamplesCommand) -> Result<(), AiqError> 
             sql,
         } => {
             let opened = ctx.open_source(Some(&source), false)?;
-            works(&opened, &sql).map_err(AiqError::Query)?;
+            works(&opened, &sql).map_err(|why| {
+                AiqError::Query(format!(
+                    "the example was not kept: its SQL must run on {source} first ({why})"
+                ))
+            })?;
             let path = file_of(ctx, &source)?;
             let schema = opened.source.fingerprint().unwrap_or_default();
             let id =

@@ -73,6 +73,21 @@ pub fn dispatch(ctx: &Context<'_>, command: Command) -> Result<(), AiqError> {
 }
 
 /// Writes a finished piece of output to stdout; a closed pipe is not an error.
+/// `bytes` to stdout, through the pager on a terminal when they do not
+/// fit the screen (as results are).
+pub fn write_paged(ctx: &Context<'_>, bytes: &[u8]) -> Result<(), AiqError> {
+    let Some(screen) = crate::context::pager_screen(ctx, &crate::cli::RunArgs::default()) else {
+        return write_stdout(bytes);
+    };
+    let command = crate::frontend::pager::command(ctx.env);
+    let mut paged = crate::frontend::pager::Paging::new(io::stdout().lock(), screen, command);
+    match paged.write_all(bytes).and_then(|_| paged.flush()) {
+        Ok(()) => Ok(()),
+        Err(e) if e.kind() == io::ErrorKind::BrokenPipe => Ok(()),
+        Err(e) => Err(AiqError::Query(format!("cannot write to stdout: {e}"))),
+    }
+}
+
 pub fn write_stdout(bytes: &[u8]) -> Result<(), AiqError> {
     let mut out = io::stdout().lock();
     match out.write_all(bytes).and_then(|_| out.flush()) {

@@ -6,7 +6,7 @@
 //! whatever the flags; with `--refresh` the catalog is read afresh (and
 //! the cache updated).
 
-use super::{write_stdout, Context};
+use super::Context;
 use crate::agent::kind::SqlAnswers;
 use crate::agent::link::{LinkIndex, Signals};
 use crate::agent::{system_for, Opened, SchemaView, PREVIEW_BYTES, PREVIEW_ROWS};
@@ -32,7 +32,7 @@ pub fn run(
         if schema.text.is_empty() {
             crate::error::stderr_line(&format!("aiq: {} has no tables or views", schema.label));
         }
-        return write_stdout(schema.text.as_bytes());
+        return super::write_paged(ctx, schema.text.as_bytes());
     }
     let opened = if refresh {
         ctx.open_source_fresh(source_arg)?
@@ -51,21 +51,20 @@ pub fn run(
     } else {
         described(&opened)
     };
-    write_stdout(text.as_bytes())
+    super::write_paged(ctx, text.as_bytes())
 }
 
-/// The general notes, then every table with the notes that name it.
+/// Every note once, with the tables it names (the model gets each on
+/// every table it names), then the tables.
 fn described(opened: &Opened) -> String {
-    let mut catalog = opened.catalog.clone();
-    opened.notes.attach(&mut catalog);
-    let general = opened.notes.general(&opened.catalog);
+    let notes = opened.notes.listing(&opened.catalog);
     let mut out = String::new();
-    if !general.is_empty() {
-        out.push_str("-- notes\n");
-        out.push_str(&general);
+    if !notes.is_empty() {
+        out.push_str("-- notes (the model gets each with the tables it names)\n");
+        out.push_str(&notes);
         out.push('\n');
     }
-    out.push_str(&catalog.render());
+    out.push_str(&opened.catalog.render());
     out
 }
 

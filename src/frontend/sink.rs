@@ -167,7 +167,8 @@ impl<'a> Collector<'a> {
             stderr_line(&format!("aiq: {hidden} more rows not shown (--max-rows)"));
         }
         if self.options.verbose > 0 {
-            stderr_line(&format!("{rows} rows in {elapsed:.1?}"));
+            let noun = if rows == 1 { "row" } else { "rows" };
+            stderr_line(&format!("{rows} {noun} in {elapsed:.1?}"));
         }
         // A footer belongs to a result that was shown: the rows of a Lua
         // program's `aiq.query` went to the program, not here.

@@ -194,6 +194,8 @@ pub enum Refusal {
     Multiple(usize),
     /// The SQL does not parse in the source's dialect.
     Unparsable { dialect: Dialect, message: String },
+    /// A database shell's command (`.tables`, `\d orders`), not SQL.
+    ShellCommand { command: String },
     /// A statement that changes data, without `--allow-write`.
     Write { kind: String },
     /// Never allowed: it reaches outside the source (files, other databases,
@@ -222,6 +224,16 @@ impl fmt::Display for Refusal {
                 "refused: the SQL does not parse as {} ({message}); aiq only runs statements it can check",
                 dialect.name()
             ),
+            Refusal::ShellCommand { command } => {
+                let shell = match command.starts_with('.') {
+                    true => "the sqlite3 shell",
+                    false => "psql",
+                };
+                write!(
+                    f,
+                    "refused: `{command}` is a command of {shell}, not SQL; for the tables and their columns use `aiq schema SOURCE` (in the chat: /schema, or /schema TABLE for one)"
+                )
+            }
             Refusal::Write { kind } => write!(
                 f,
                 "refused: {kind} changes data and aiq is read-only by default (run with --allow-write to allow it, plus --yes in scripts)"
@@ -282,6 +294,13 @@ fn gate(
         .trim_end_matches(|c: char| c == ';' || c.is_whitespace());
     if text.is_empty() {
         return Err(Refusal::Empty);
+    }
+    // `.tables`, `\d orders`: a database shell's own command, not SQL.
+    if text.starts_with(['.', '\\']) {
+        let command = text.split_whitespace().next().unwrap_or(text);
+        return Err(Refusal::ShellCommand {
+            command: command.chars().take(20).collect(),
+        });
     }
     // How deep the statement can be, from its tokens (read without
     // recursion): past the bounds it is refused before any parser sees it.

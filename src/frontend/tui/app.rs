@@ -195,6 +195,8 @@ pub struct App {
     pub(super) size: (u16, u16),
     /// When Ctrl-C was pressed while idle.
     pub(super) quit_armed: Option<Instant>,
+    /// Esc was pressed once with a question typed: a second Esc leaves.
+    pub(super) esc_armed: bool,
     pub(super) hint: Option<(String, Instant)>,
     quitting: bool,
     pub(super) after_turn: AfterTurn,
@@ -232,6 +234,7 @@ impl App {
             size,
             quit_armed: None,
             hint: None,
+            esc_armed: false,
             quitting: false,
             after_turn: AfterTurn::default(),
             streamed: false,

@@ -259,6 +259,22 @@ fn ctrl_d_and_esc_save_and_quit_and_a_running_turn_is_cancelled_first() {
         matches!(actions.as_slice(), [Action::Cancel, Action::Quit]),
         "{actions:?}"
     );
+    // A typed question is not lost to one Esc: the second leaves, as
+    // Ctrl-Q does at once.
+    let mut d = app();
+    typed(&mut d, "half a question");
+    assert!(d.update(key(KeyCode::Esc)).is_empty());
+    assert!(!d.quitting() && input(&d) == "half a question");
+    assert!(is_quit(&d.update(key(KeyCode::Esc))));
+    let mut e = app();
+    typed(&mut e, "half a question");
+    e.update(key(KeyCode::Esc));
+    typed(&mut e, "!");
+    assert!(
+        e.update(key(KeyCode::Esc)).is_empty(),
+        "a key between disarms it"
+    );
+    assert!(is_quit(&e.update(ctrl('q'))));
     // Esc closes the help first.
     let mut c = app();
     c.update(key(KeyCode::F(1)));
@@ -448,6 +464,8 @@ fn f2_edits_the_last_sql_and_f3_keeps_the_answer() {
         input(&a),
         "/sql SELECT country, count(*) AS n\nFROM customers GROUP BY 1"
     );
+    // The cursor at the start: a long statement shows its beginning.
+    assert_eq!(a.input.cursor(), (0, 0));
     assert_eq!(
         submitted(&a.update(key(KeyCode::Enter))),
         ["/sql SELECT country, count(*) AS n\nFROM customers GROUP BY 1"]

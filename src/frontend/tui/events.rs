@@ -75,6 +75,9 @@ impl App {
             Event::CommandFailed(text) => self.show(Entry::Error(text)),
             Event::Edit(sql) => {
                 self.set_input(&format!("/sql {sql}"));
+                // The start of a long statement in sight.
+                self.input.move_cursor(ratatui_textarea::CursorMove::Top);
+                self.input.move_cursor(ratatui_textarea::CursorMove::Head);
                 self.set_focus(Focus::Input);
             }
             Event::SessionSaved(path) => {

@@ -4,8 +4,8 @@
 //! Enter sends, Alt-Enter/Shift-Enter/Ctrl-J break the line, Up/Down walk
 //! the input history at the input's first/last line, Tab moves the focus,
 //! arrows/PgUp/PgDn/Home/End and the wheel scroll, Ctrl-L clears the log,
-//! Ctrl-C cancels a turn (idle: twice within two seconds quits), Ctrl-D
-//! and Esc save and quit, F1 or `?` on an empty line show the help, `c` on
+//! Ctrl-C cancels a turn (idle: twice within two seconds quits), Ctrl-Q,
+//! Ctrl-D and Esc save and quit (Esc twice when a question is typed), F1 or `?` on an empty line show the help, `c` on
 //! the result pane switches between its table and its chart.
 
 use crossterm::event::{
@@ -60,10 +60,16 @@ impl App {
             None => {}
         }
         let mut actions = Vec::new();
+        let esc_armed = std::mem::take(&mut self.esc_armed);
         match key.code {
             KeyCode::Char('c') if ctrl => return self.ctrl_c(),
-            KeyCode::Char('d') if ctrl => self.quit(&mut actions),
+            KeyCode::Char('d' | 'q') if ctrl => self.quit(&mut actions),
             KeyCode::Char('l') if ctrl => self.log.clear(),
+            // A half-typed question is not thrown away by one Esc.
+            KeyCode::Esc if !esc_armed && !self.input.lines().concat().trim().is_empty() => {
+                self.esc_armed = true;
+                self.say("Esc leaves the view and the question you typed is lost: Esc again to leave (or Ctrl-Q)");
+            }
             KeyCode::Esc => self.quit(&mut actions),
             KeyCode::F(1) => self.open_help(),
             KeyCode::F(2) => return self.send("/edit".into()),

@@ -275,7 +275,7 @@ const KEYS: &[(&str, &str)] = &[
     ("c", "on the result pane: chart ↔ table (also /chart)"),
     ("Ctrl-L", "clear the log"),
     ("Ctrl-C", "cancel the turn; when idle, twice to quit"),
-    ("Ctrl-D, Esc", "save the session and quit"),
+    ("Ctrl-Q, Esc", "save the session and quit (also Ctrl-D)"),
     ("F1, ?", "this help (Esc closes it)"),
     ("F2", "edit the last SQL and run it again (/edit)"),
     ("F3", "keep the last answer as an example (/good)"),

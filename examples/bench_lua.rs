@@ -54,6 +54,8 @@ impl EventSink for Clock {
                         color: false,
                         width: None,
                         count_budget: None,
+                        full_width: false,
+                        in_chat: false,
                     },
                 );
                 r.columns(&c)?;

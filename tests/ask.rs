@@ -750,3 +750,53 @@ fn doctor_checks_config_source_and_model() {
         "{text}"
     );
 }
+
+/// A broken reply is asked again like a 500 (SPEC §2.4: "malformed reply
+/// after retries"): a stream cut off mid-answer, a body that is not JSON,
+/// a proxy's 502 HTML page. The answer is the whole second reply, never
+/// the broken first one joined to it; a page that keeps coming is named
+/// by its title, not quoted as markup.
+#[test]
+fn broken_replies_are_asked_again() {
+    let sb = Sandbox::new();
+    let db = sb.shop_sqlite();
+    let page = "<!DOCTYPE html><html><head><title>502 Bad Gateway</title></head><body><h1>502 Bad Gateway</h1><hr>nginx</body></html>";
+    for first in [
+        Reply::Cut("```sql\nSELECT cou".into()),
+        Reply::Garbage,
+        Reply::Status(502, page.into(), None),
+    ] {
+        let server = ModelServer::start(vec![first.clone(), fenced(PER_COUNTRY)]);
+        let out = sb
+            .aiq_with(&server, "openai")
+            .arg(&db)
+            .args(["-q", QUESTION, "-f", "csv"])
+            .output()
+            .unwrap();
+        assert_eq!(out.status.code(), Some(0), "{first:?}: {}", stderr_of(&out));
+        assert!(
+            stdout_of(&out).starts_with("country,"),
+            "{first:?}: {}",
+            stdout_of(&out)
+        );
+        assert_eq!(server.chats().len(), 2, "{first:?}");
+    }
+    sb.write_config("[llm]\nmax_retries = 1\n");
+    let server = ModelServer::start(vec![
+        Reply::Status(502, page.into(), None),
+        Reply::Status(502, page.into(), None),
+    ]);
+    let out = sb
+        .aiq_with(&server, "openai")
+        .arg(&db)
+        .args(["-q", QUESTION])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(4));
+    assert!(
+        stderr_of(&out).contains("openai answered HTTP 502: an HTML page, \"502 Bad Gateway\""),
+        "{}",
+        stderr_of(&out)
+    );
+    assert!(!stderr_of(&out).contains("<html>"), "{}", stderr_of(&out));
+}

@@ -174,6 +174,30 @@ fn execute_reads_both_shards() {
     }
 }
 
+/// A connection the server closed while it sat idle in aiq's pool (the
+/// test servers keep an idle connection 1 s, below aiq's pool's 2 s) is
+/// not an error: the statement goes again on a new connection, so the
+/// first statement after a pause works as the next one does.
+#[test]
+fn a_statement_after_the_server_closed_an_idle_connection_works() {
+    use expectrl::Expect;
+    let Some(c) = cluster() else { return };
+    let sb = Sandbox::new();
+    let server = ModelServer::start(vec![]);
+    let url = c.first().url();
+    let mut p = common::pty(&sb, &[url.as_ref()], Some(&server), "dumb");
+    p.expect("]> ").unwrap();
+    for n in 1..=3 {
+        p.send_line(format!("/sql SELECT {n} + 40 AS answer"))
+            .unwrap();
+        p.expect(format!("{}", n + 40)).unwrap();
+        p.expect("]> ").unwrap();
+        std::thread::sleep(Duration::from_millis(1500));
+    }
+    p.send_line("/exit").unwrap();
+    p.expect(expectrl::Eof).unwrap();
+}
+
 /// A table whose name has a dot of its own (`report.2024`, as a file
 /// export might be named) is one name: the schema writes it quoted, as
 /// ClickHouse reads it, its sample values are there, and a statement that

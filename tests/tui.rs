@@ -119,8 +119,13 @@ fn restore_a_stale_session_then_sql_and_clear_through_dialogs() {
     let db = sb.shop_sqlite();
     let file = sb.path().join("old.json");
     stale_session(&file, &db);
+    // Cut off four times: the first try and its three retries.
+    let cut = Reply::Cut("```sql\nSELECT 6".into());
     let server = ModelServer::start(vec![
-        Reply::Cut("```sql\nSELECT 6".into()),
+        cut.clone(),
+        cut.clone(),
+        cut.clone(),
+        cut,
         fenced("SELECT 7 AS seven"),
     ]);
     let mut s = Screen::start(&sb, &server, &["-s", file.to_str().unwrap(), "--tui"]);
@@ -139,7 +144,7 @@ fn restore_a_stale_session_then_sql_and_clear_through_dialogs() {
     s.wait_for("1 row in");
     // No: the model got a fresh context: system, the question cut short
     // (kept as a question that got no answer), and the question.
-    let sent = server.chats()[1].messages();
+    let sent = server.chats()[4].messages();
     assert_eq!(sent.len(), 4, "{sent:?}");
     assert_eq!(sent[1].1, "cut short?");
     assert!(sent[2].1.starts_with("(no answer: "), "{sent:?}");

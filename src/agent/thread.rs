@@ -696,6 +696,10 @@ impl Thread {
                         Some(Event::Usage(u))
                     }
                     StreamEvent::Retrying { why, attempt } => {
+                        // The reply comes again whole: what came of a
+                        // broken one is dropped.
+                        reply.text.clear();
+                        reply.tool_calls.clear();
                         Some(Event::Retrying { why, attempt })
                     }
                     StreamEvent::Done => None,

@@ -22,6 +22,8 @@ use super::{
 
 /// Bytes of a body quoted in error messages.
 pub(crate) const QUOTE: usize = 200;
+/// How long an idle connection to a model server stays in the pool.
+const POOL_IDLE: Duration = Duration::from_secs(4);
 /// The longest `Retry-After` aiq waits for.
 const MAX_RETRY_AFTER: Duration = Duration::from_secs(60);
 
@@ -126,6 +128,10 @@ fn builder(
 ) -> Result<reqwest::Client, LlmError> {
     builder
         .connect_timeout(Duration::from_secs(10).min(timeout))
+        // Below the keep-alive of the servers aiq talks to (llama.cpp's
+        // 5 s), so a pooled connection is dropped here before the server
+        // closes it under a request.
+        .pool_idle_timeout(POOL_IDLE)
         .read_timeout(timeout)
         .user_agent(concat!("aiq/", env!("CARGO_PKG_VERSION")))
         .build()
@@ -381,7 +387,10 @@ fn server_words(body: &str) -> String {
 
 /// An HTTP error status as an [`LlmError`] that says what to do.
 fn classify(provider: &str, status: StatusCode, body: &str) -> LlmError {
-    let quoted = head(body.trim(), QUOTE);
+    let quoted = match html_title(body) {
+        Some(title) => format!("an HTML page, {title:?}"),
+        None => head(body.trim(), QUOTE).to_string(),
+    };
     let lower = body.to_ascii_lowercase();
     let code = status.as_u16();
     if matches!(code, 400 | 413 | 422 | 500) && window::is_context_error(&lower) {
@@ -409,6 +418,34 @@ fn classify(provider: &str, status: StatusCode, body: &str) -> LlmError {
         ),
         _ => LlmError::new(LlmErrorKind::Http, format!("{provider} answered HTTP {code}: {quoted}")),
     }
+}
+
+/// What an HTML error page (a proxy's 502) says in its title, or in its
+/// text when it has none; `None` for a body that is not HTML.
+fn html_title(body: &str) -> Option<String> {
+    let lower = body.trim_start().to_ascii_lowercase();
+    if !(lower.starts_with("<!doctype html") || lower.starts_with("<html")) {
+        return None;
+    }
+    let inner = |tag: &str| {
+        let start = lower.find(&format!("<{tag}"))?;
+        let open = start + lower[start..].find('>')? + 1;
+        let close = open + lower[open..].find(&format!("</{tag}"))?;
+        let text: String = body
+            .get(open..close)?
+            .split_whitespace()
+            .collect::<Vec<_>>()
+            .join(" ");
+        (!text.is_empty()).then_some(text)
+    };
+    let text = inner("title")
+        .or_else(|| inner("h1"))
+        .or_else(|| inner("body"))?;
+    let plain: String = text
+        .split('<')
+        .map(|p| p.split_once('>').map_or(p, |(_, t)| t))
+        .collect();
+    Some(head(plain.trim(), QUOTE).to_string())
 }
 
 /// Reads a JSON string field, or reports what came back instead.

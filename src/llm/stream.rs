@@ -4,6 +4,9 @@
 //! again once without streaming (on a fresh connection), so the user gets
 //! the server's own words.
 
+use std::time::Duration;
+
+use backon::{BackoffBuilder, ExponentialBuilder};
 use eventsource_stream::{Event, Eventsource};
 use futures_util::StreamExt;
 
@@ -16,6 +19,41 @@ impl<W: Wire> HttpModel<W> {
     /// (some servers answer a prompt that does not fit with an empty
     /// stream and keep the error in their log).
     pub(crate) async fn converse(
+        &self,
+        request: ChatRequest<'_>,
+        plan: Plan,
+        body: &serde_json::Value,
+        on_event: &mut dyn FnMut(StreamEvent),
+    ) -> Result<(), LlmError> {
+        // A reply that came broken (cut off, not JSON, an HTML page from a
+        // proxy) is asked again like a 500, with backoff, up to
+        // `max_retries` times.
+        let mut delays = ExponentialBuilder::default()
+            .with_min_delay(Duration::from_millis(200))
+            .with_max_delay(Duration::from_secs(10))
+            .with_jitter()
+            .with_max_times(self.max_retries as usize)
+            .build();
+        let mut attempt = 0;
+        loop {
+            match self.converse_once(request, plan, body, on_event).await {
+                Err(e) if e.kind == LlmErrorKind::Malformed => {
+                    let Some(delay) = delays.next() else {
+                        return Err(e);
+                    };
+                    attempt += 1;
+                    on_event(StreamEvent::Retrying {
+                        why: format!("{}; asking again", e.message),
+                        attempt,
+                    });
+                    tokio::time::sleep(delay).await;
+                }
+                other => return other,
+            }
+        }
+    }
+
+    async fn converse_once(
         &self,
         request: ChatRequest<'_>,
         plan: Plan,

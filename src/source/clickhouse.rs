@@ -155,7 +155,10 @@ impl ClickHouseSource {
         let parsed = parse_url(&spec.url).map_err(invalid)?;
         let mut builder = reqwest::Client::builder()
             .connect_timeout(CONNECT_TIMEOUT)
-            .pool_idle_timeout(Duration::from_secs(50))
+            // Below the server's keep-alive (`keep_alive_timeout`: 3 s on
+            // older releases, 10 s on newer), so a pooled connection is
+            // dropped here before the server closes it.
+            .pool_idle_timeout(POOL_IDLE)
             .user_agent(concat!("aiq/", env!("CARGO_PKG_VERSION")));
         if let Some(ca) = &parsed.ca {
             let pem = std::fs::read(ca)
@@ -342,6 +345,30 @@ fn query_id() -> String {
     format!("aiq-{hex}")
 }
 
+/// How long an idle connection stays in the pool.
+const POOL_IDLE: Duration = Duration::from_secs(2);
+
+/// A request that failed because the connection it went out on was
+/// already closed by the server (it went idle in the pool): the request
+/// never reached the server, and goes once more on a new connection.
+fn stale_connection(e: &reqwest::Error) -> bool {
+    if e.is_timeout() || e.is_connect() {
+        return false;
+    }
+    let mut cause: Option<&(dyn std::error::Error + 'static)> = Some(e);
+    while let Some(c) = cause {
+        let text = c.to_string();
+        if text.contains("connection closed before message completed")
+            || text.contains("connection reset")
+            || text.contains("broken pipe")
+        {
+            return true;
+        }
+        cause = c.source();
+    }
+    false
+}
+
 impl Endpoint {
     /// The request for one statement: the database, the format, the query
     /// id and then the settings, `readonly` last.
@@ -371,6 +398,13 @@ impl Endpoint {
             .body(sql.to_string())
     }
 
+    /// Every statement carries `readonly=1`: none can change data.
+    fn read_only(&self) -> bool {
+        self.settings
+            .iter()
+            .any(|(k, v)| *k == "readonly" && v == "1")
+    }
+
     /// Sends `sql` and waits for the answer's headers; an error status is
     /// read into a [`Failure`].
     async fn send(
@@ -379,11 +413,15 @@ impl Endpoint {
         query_id: &str,
         format: &str,
     ) -> Result<reqwest::Response, Failure> {
-        let response = self
-            .request(sql, query_id, format, true)
-            .send()
-            .await
-            .map_err(Failure::Http)?;
+        let response = match self.request(sql, query_id, format, true).send().await {
+            // Only a statement that cannot write goes twice.
+            Err(e) if stale_connection(&e) && self.read_only() => {
+                tracing::debug!("the pooled connection was closed by the server; sending again");
+                self.request(sql, query_id, format, true).send().await
+            }
+            sent => sent,
+        }
+        .map_err(Failure::Http)?;
         let status = response.status();
         if status.is_success() {
             return Ok(response);
@@ -628,5 +666,124 @@ impl DataSource for ClickHouseSource {
             &self.endpoint.database,
             hidden,
         )))
+    }
+}
+
+#[cfg(test)]
+mod idle_tests {
+    use std::io::{BufRead, BufReader, Read, Write};
+    use std::net::{TcpListener, TcpStream};
+
+    use super::*;
+
+    /// Reads one HTTP request (headers, then a body of Content-Length).
+    fn read_request(reader: &mut BufReader<TcpStream>) -> bool {
+        let mut length = 0usize;
+        loop {
+            let mut line = String::new();
+            if reader.read_line(&mut line).unwrap_or(0) == 0 {
+                return false;
+            }
+            if let Some(v) = line.to_ascii_lowercase().strip_prefix("content-length:") {
+                length = v.trim().parse().unwrap_or(0);
+            }
+            if line == "\r\n" {
+                break;
+            }
+        }
+        let mut body = vec![0; length];
+        reader.read_exact(&mut body).is_ok()
+    }
+
+    fn answer(stream: &mut TcpStream) {
+        let body = "1\n";
+        let _ = write!(
+            stream,
+            "HTTP/1.1 200 OK\r\nContent-Length: {}\r\nConnection: keep-alive\r\n\r\n{body}",
+            body.len()
+        );
+        let _ = stream.flush();
+    }
+
+    /// A server that answers the first request, takes the second on the
+    /// same connection and closes it unanswered (as a server does whose
+    /// keep-alive ran out just then), and answers on a new connection.
+    fn closing_server() -> (String, std::thread::JoinHandle<usize>) {
+        let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+        let url = format!("http://{}/", listener.local_addr().unwrap());
+        let handle = std::thread::spawn(move || {
+            let (first, _) = listener.accept().unwrap();
+            let mut reader = BufReader::new(first.try_clone().unwrap());
+            let mut first = first;
+            read_request(&mut reader);
+            answer(&mut first);
+            read_request(&mut reader);
+            drop(reader);
+            let _ = first.shutdown(std::net::Shutdown::Both);
+            listener.set_nonblocking(true).unwrap();
+            let deadline = std::time::Instant::now() + Duration::from_secs(3);
+            let mut served = 0;
+            while std::time::Instant::now() < deadline {
+                match listener.accept() {
+                    Ok((mut s, _)) => {
+                        s.set_nonblocking(false).unwrap();
+                        let mut reader = BufReader::new(s.try_clone().unwrap());
+                        if read_request(&mut reader) {
+                            answer(&mut s);
+                            served += 1;
+                        }
+                    }
+                    Err(_) => std::thread::sleep(Duration::from_millis(20)),
+                }
+            }
+            served
+        });
+        (url, handle)
+    }
+
+    fn endpoint(url: &str, read_only: bool) -> Endpoint {
+        let client = reqwest::Client::builder()
+            .pool_idle_timeout(Duration::from_secs(60))
+            .build()
+            .unwrap();
+        let mut settings = Vec::new();
+        if read_only {
+            settings.push(("readonly", "1".to_string()));
+        }
+        Endpoint {
+            client,
+            base: Url::parse(url).unwrap(),
+            user: "u".into(),
+            password: None,
+            database: "default".into(),
+            settings,
+            timeout: Duration::from_secs(5),
+        }
+    }
+
+    #[test]
+    fn a_connection_closed_by_the_server_is_asked_again_once_when_nothing_can_write() {
+        let rt = crate::runtime::current_thread().unwrap();
+        let (url, server) = closing_server();
+        let e = endpoint(&url, true);
+        rt.block_on(async {
+            assert!(e.send("SELECT 1", "q1", TEXT).await.is_ok());
+            let again = e.send("SELECT 1", "q2", TEXT).await;
+            assert!(again.is_ok(), "{:?}", again.err());
+        });
+        assert_eq!(server.join().unwrap(), 1, "asked again on a new connection");
+        // A statement that may write is not sent twice.
+        let (url, server) = closing_server();
+        let e = endpoint(&url, false);
+        rt.block_on(async {
+            assert!(e.send("SELECT 1", "q1", TEXT).await.is_ok());
+            let again = e.send("INSERT INTO t VALUES (1)", "q2", TEXT).await;
+            assert!(
+                matches!(again, Err(Failure::Http(_))),
+                "{:?}",
+                again.map(|_| ())
+            );
+        });
+        assert_eq!(server.join().unwrap(), 0);
     }
 }

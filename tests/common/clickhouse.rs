@@ -231,6 +231,7 @@ fn write_config(dir: &Path, http: u16, tcp: u16, all: &[(u16, u16)]) -> Result<(
         "<yandex>
   <logger><level>warning</level><log>{d}/log.txt</log><errorlog>{d}/err.txt</errorlog></logger>
   <http_port>{http}</http_port><tcp_port>{tcp}</tcp_port><listen_host>127.0.0.1</listen_host>
+  <keep_alive_timeout>1</keep_alive_timeout>
   <path>{d}/data/</path><tmp_path>{d}/tmp/</tmp_path><user_files_path>{d}/user_files/</user_files_path>
   <format_schema_path>{d}/format_schemas/</format_schema_path>
   <users_config>users.xml</users_config><default_profile>default</default_profile>

@@ -428,3 +428,38 @@ fn a_database_shell_habit_in_the_chat_points_to_schema() {
     p.expect(expectrl::Eof).unwrap();
     assert!(server.chats().is_empty(), "nothing went to the model");
 }
+
+/// In the full-screen view: ask → F2 puts the SQL in the input with its
+/// start in sight → change it and run → F3 keeps what ran, and says so.
+#[test]
+fn in_the_view_f2_edits_and_f3_keeps_what_ran() {
+    let sb = Sandbox::new();
+    let db = sb.shop_sqlite();
+    let server = ModelServer::start(vec![fenced(
+        "SELECT country, count(*) AS n FROM customers GROUP BY country ORDER BY n DESC LIMIT 5",
+    )]);
+    let mut s = common::screen::Screen::start(&sb, &server, &[db.to_str().unwrap(), "--tui"]);
+    s.wait_for("ready");
+    s.send("top countries by customers\r");
+    s.wait_for("3 rows in");
+    s.send("\x1bOQ"); // F2
+    s.wait_for("/sql SELECT country");
+    // The cursor is at the start: go to the end, 5 → 2, run it.
+    s.send("\x1b[F");
+    s.send("\x7f2\r");
+    s.wait_for("2 rows in");
+    s.send("\x1bOR"); // F3
+    s.wait_for("Kept: SELECT country, count(*) AS n FROM customers GROUP BY country ORDER BY n");
+    s.wait_for("DESC LIMIT 2");
+    s.send("\x11"); // Ctrl-Q
+    s.wait_for("to continue.");
+    let kept: String = std::fs::read_dir(sb.home().join("examples"))
+        .unwrap()
+        .flatten()
+        .map(|e| std::fs::read_to_string(e.path()).unwrap_or_default())
+        .collect();
+    assert!(
+        kept.contains("LIMIT 2") && !kept.contains("LIMIT 5"),
+        "{kept}"
+    );
+}

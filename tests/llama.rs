@@ -4,9 +4,10 @@
 //! two-turn conversation replays its history without an error, a question
 //! over 2,000 tables is fitted into the window (the server's error, empty
 //! stream or not, teaches aiq the window), `aiq doctor` reports the
-//! model and its window, and the follow-ups of a chat reuse the prompt the
+//! model and its window, the follow-ups of a chat reuse the prompt the
 //! server evaluated for the question before (by the server's own
-//! accounting).
+//! accounting), and a long chat whose history outgrows the window keeps
+//! its system message, byte for byte, as the history gives way.
 
 mod common;
 
@@ -357,4 +358,101 @@ const QUESTIONS: [&str; 3] = [
     QUESTION,
     "and only for Germany?",
     "which of them ordered the most?",
+];
+
+/// A long chat in the 4,096-token window: once the history no longer
+/// fits, its oldest turns give way and the system message (rules, notes,
+/// schema) stays byte for byte, so the server reuses it, by its own
+/// accounting, on every turn — never laying the whole request out anew.
+/// The answers are made long (each asks for a long explanation), so the
+/// history outgrows its room within the chat.
+#[test]
+fn a_long_chat_keeps_the_system_message_when_the_history_gives_way() {
+    let Some(server) = llama_verbose() else {
+        return;
+    };
+    // The demo shop with its notes: a system message of some 1,600
+    // tokens, so the history's room is small.
+    let sb = Sandbox::new();
+    let demo = sb.aiq().arg("demo").output().unwrap();
+    assert!(demo.status.success(), "{}", stderr_of(&demo));
+    let db = sb.home().join("demo").join("shop.db");
+    let settings = aiq::llm::Settings {
+        provider: aiq::llm::Provider::OpenAi,
+        model: MODEL.into(),
+        base_url: server.base(),
+        api_key: None,
+        timeout: std::time::Duration::from_secs(300),
+        max_retries: 0,
+        stream: true,
+        context_tokens: Some(N_CTX),
+        home: Some(sb.home()),
+    };
+    let model = aiq::llm::connect(&settings).unwrap();
+    let src = aiq::source::open(
+        &aiq::source::SourceSpec::Sqlite(db),
+        aiq::source::OpenOptions::default(),
+    )
+    .unwrap();
+    let catalog = src.introspect().unwrap();
+    let options = aiq::agent::ThreadOptions {
+        execute: false,
+        ..Default::default()
+    };
+    let mut thread = aiq::agent::Thread::new(model, src, catalog, options);
+    thread.set_notes(aiq::notes::Notes::load(
+        &sb.home(),
+        &aiq::notes::key("demo"),
+    ));
+    let log = || std::fs::read_to_string(&server.log).unwrap_or_default();
+    let mut systems = Vec::new();
+    let mut reuse = Vec::new();
+    for (i, question) in LONG_QUESTIONS.iter().enumerate() {
+        let seen = evaluated(&log()).len();
+        let _ = thread.ask(question, &mut Quiet);
+        let mut first = None;
+        for _ in 0..300 {
+            first = evaluated(&log()).get(seen).copied().flatten();
+            if first.is_some() {
+                break;
+            }
+            std::thread::sleep(std::time::Duration::from_millis(100));
+        }
+        let first = first.expect("the server's figures for the turn's first request");
+        let history: usize = thread.history().iter().map(|m| m.content.len()).sum();
+        eprintln!(
+            "turn {}: {} prompt tokens evaluated, {} reused; history {} bytes in {} messages",
+            i + 1,
+            first.tokens,
+            first.reused,
+            history,
+            thread.history().len()
+        );
+        systems.push(thread.prefix_system().unwrap_or_default().to_string());
+        reuse.push(first);
+    }
+    let system_tokens = server.tokens(&systems[0]);
+    for (i, (system, f)) in systems.iter().zip(&reuse).enumerate().skip(1) {
+        assert_eq!(
+            system,
+            &systems[0],
+            "turn {}: the system message was laid out anew",
+            i + 1
+        );
+        assert!(
+            f.reused + TEMPLATE >= system_tokens,
+            "turn {}: {} tokens reused, the system message is {system_tokens} ({reuse:?})",
+            i + 1,
+            f.reused
+        );
+    }
+}
+
+/// Questions whose answers run long, so the history outgrows its room.
+const LONG_QUESTIONS: [&str; 5] = [
+    "Explain in detail, step by step, how to count customers per country, then give the SQL.",
+    "Explain in detail how to find the total revenue per customer, with every step, then the SQL.",
+    "Describe at length how orders relate to customers and how to list each customer's orders, then the SQL.",
+    "Explain thoroughly how to find the customers who never ordered, then give the SQL.",
+    "Explain in detail how to find the average order total per country, then give the SQL.",
 ];

@@ -219,3 +219,49 @@ fn too_long_errors_are_answered_with_smaller_requests_then_reported() {
         "each request smaller: {sizes:?}"
     );
 }
+
+/// A long chat in a small window: when the history outgrows its room, the
+/// oldest pairs give way and the system message (rules, notes, schema)
+/// stays byte for byte, so a local server's prompt cache keeps it; the
+/// tables a question adds go with the question. Answers are long, and
+/// every question names a table the schema did not describe.
+#[test]
+fn a_long_chat_in_a_small_window_keeps_its_system_message() {
+    const WINDOW: usize = 1024;
+    let dir = tempfile::tempdir().unwrap();
+    let name = wide(dir.path());
+    let long = |i: usize| {
+        Scripted::Text(format!(
+            "{}\n```sql\nSELECT count(*) FROM audit_{i:03}\n```",
+            format!("Counting the actions of audit_{i:03}, step by step. ").repeat(40)
+        ))
+    };
+    let replies: Vec<Scripted> = (1..=6).map(long).collect();
+    let (mut t, seen) = thread_over(dir.path(), name, WINDOW, replies, ThreadOptions::default());
+    let mut sink = Recorder::default();
+    for i in 1..=6 {
+        t.ask(&format!("how many actions are in audit_{i:03}?"), &mut sink)
+            .unwrap();
+    }
+    let sent = seen.lock().unwrap().clone();
+    assert_eq!(sent.len(), 6);
+    for (i, request) in sent.iter().enumerate() {
+        assert!(
+            bytes(request) <= usable_bytes(WINDOW),
+            "turn {}: {}",
+            i + 1,
+            bytes(request)
+        );
+        assert_eq!(
+            request[0].content,
+            sent[0][0].content,
+            "turn {}: the system message was laid out anew",
+            i + 1
+        );
+        let question = &request.last().unwrap().content;
+        assert!(question.ends_with(&format!("how many actions are in audit_{:03}?", i + 1)));
+    }
+    // The history gave way: the last request does not carry the first turn.
+    let last = sent.last().unwrap();
+    assert!(last.iter().all(|m| !m.content.contains("audit_001?")));
+}

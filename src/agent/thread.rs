@@ -229,6 +229,12 @@ impl Thread {
     }
 
     /// Every message so far, oldest first.
+    /// The system message the conversation's requests start with, once
+    /// a question was asked.
+    pub fn prefix_system(&self) -> Option<&str> {
+        self.prefix.as_ref().map(|p| p.system.as_str())
+    }
+
     pub fn history(&self) -> &[HistoryMessage] {
         &self.history
     }

@@ -37,15 +37,17 @@ pub fn main() -> i32 {
 
 /// Runs one parsed command line.
 pub fn run(cli: Cli, env: &(dyn Fn(&str) -> Option<String> + Sync)) -> Result<(), AiqError> {
-    // `aiq doctor` reports a broken config file as one of its checks, and
-    // `aiq config init` can show or replace one.
+    // `aiq doctor` reports a broken config file as one of its checks;
+    // `aiq config init` can show or replace one, `aiq config path` find it.
     use crate::cli::{Command, ConfigCommand};
     let (config, broken) = match cli.command {
-        Some(Command::Doctor { .. } | Command::Config(ConfigCommand::Init { .. })) => {
-            Config::load_or_defaults(env)?
-        }
+        Some(
+            Command::Doctor { .. }
+            | Command::Config(ConfigCommand::Init { .. } | ConfigCommand::Path),
+        ) => Config::load_or_defaults(env)?,
         _ => (Config::load(env)?, None),
     };
+    crate::home::logs::set_limits(config.audit.limits());
     for warning in &config.warnings {
         crate::error::stderr_line(&format!("aiq: warning: {warning}"));
     }

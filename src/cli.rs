@@ -231,6 +231,9 @@ pub enum Command {
         /// With --as-sent: the request for this question (its tables ranked first, its verified examples)
         #[arg(long, value_name = "TEXT", requires = "as_sent")]
         question: Option<String>,
+        /// Print straight to the terminal, never through the pager
+        #[arg(long)]
+        no_pager: bool,
     },
     /// A source's notes for the model: `edit` (opens $EDITOR), `show`
     #[command(subcommand)]

@@ -294,7 +294,10 @@ fn open_named(
     let catalog = crate::agent::runner::withhold_derived_samples(source.as_ref(), &guard, catalog);
     let (session_name, label) = names_of(config, &resolved.label);
     let key = crate::notes::key(&session_name);
-    let notes = Notes::load(&config.home, &key);
+    let (notes, bad) = Notes::load_checked(&config.home, &key);
+    if let Some(warning) = bad {
+        warn_once(&warning);
+    }
     let examples = crate::agent::verified::Verified::load(&config.home, &key, config.examples.max);
     Ok(Opened {
         source,
@@ -305,6 +308,19 @@ fn open_named(
         session_name,
         label,
     })
+}
+
+/// A warning on stderr, once in this process (an MCP server opens its
+/// sources again and again).
+fn warn_once(warning: &str) {
+    static SAID: std::sync::Mutex<Vec<String>> = std::sync::Mutex::new(Vec::new());
+    if let Ok(mut said) = SAID.lock() {
+        if said.iter().any(|w| w == warning) {
+            return;
+        }
+        said.push(warning.to_string());
+    }
+    crate::error::stderr_line(&format!("aiq: warning: {warning}"));
 }
 
 /// The privacy settings of the source named `name` (saved or not).

@@ -49,8 +49,11 @@ pub struct Example {
 pub struct Store {
     pub examples: Vec<Example>,
     /// Lines that were not an example (broken JSON, an empty question or
-    /// SQL). They are dropped on the next save; the count lets the caller
-    /// say so instead of losing them silently.
+    /// SQL), as they were written, each with the number of examples
+    /// before it: a save writes them back where they were, since the file
+    /// is people's work.
+    pub kept: Vec<(usize, String)>,
+    /// How many lines are in `kept`.
     pub skipped: usize,
 }
 
@@ -62,8 +65,8 @@ impl Store {
         let mut store = Store::default();
         // A file saved by a Windows editor may start with a byte order mark.
         let text = text.strip_prefix('\u{feff}').unwrap_or(text);
-        for line in text.lines() {
-            let line = line.trim();
+        for raw in text.lines() {
+            let line = raw.trim();
             if line.is_empty() {
                 continue;
             }
@@ -71,7 +74,10 @@ impl Store {
                 Ok(ex) if !ex.question.trim().is_empty() && !ex.sql.trim().is_empty() => {
                     store.examples.push(ex)
                 }
-                _ => store.skipped += 1,
+                _ => {
+                    store.kept.push((store.examples.len(), raw.to_string()));
+                    store.skipped += 1;
+                }
             }
         }
         store
@@ -87,16 +93,26 @@ impl Store {
         }
     }
 
-    /// One JSON object a line, in store order.
+    /// One JSON object a line, in store order, and the lines that were
+    /// not examples where they were.
     pub fn to_jsonl(&self) -> String {
         let mut out = String::new();
-        for ex in &self.examples {
+        let mut kept = self.kept.iter().peekable();
+        for (i, ex) in self.examples.iter().enumerate() {
+            while let Some((_, line)) = kept.next_if(|(at, _)| *at <= i) {
+                out.push_str(line);
+                out.push('\n');
+            }
             // Serializing plain strings cannot fail; should it ever, the
             // example is left out rather than the file cut short.
             if let Ok(line) = serde_json::to_string(ex) {
                 out.push_str(&line);
                 out.push('\n');
             }
+        }
+        for (_, line) in kept {
+            out.push_str(line);
+            out.push('\n');
         }
         out
     }
@@ -1082,6 +1098,16 @@ mod tests {
         let ids: Vec<&str> = store.examples.iter().map(|e| e.id.as_str()).collect();
         assert_eq!(ids, ["1", "4"]);
         assert_eq!(store.examples[1].added, "");
+        // Written back, the lines that are not examples stay where they were.
+        let again = store.to_jsonl();
+        let lines: Vec<&str> = again.lines().collect();
+        assert_eq!(lines.len(), 5, "{again}");
+        assert!(lines[0].contains("\"id\":\"1\""), "{again}");
+        assert_eq!(lines[1], "not json");
+        assert!(lines[2].contains("\"question\":\"\""), "{again}");
+        assert_eq!(lines[3], r#"{"id":"3","question":"q three"}"#);
+        assert!(lines[4].contains("\"id\":\"4\""), "{again}");
+        assert_eq!(Store::parse(&again), store);
     }
 
     #[test]
@@ -1092,6 +1118,7 @@ mod tests {
                 example("2", "Kunden pro Land — ü", "SELECT 2"),
             ],
             skipped: 0,
+            kept: Vec::new(),
         };
         let text = store.to_jsonl();
         assert_eq!(text.lines().count(), 2);
@@ -1140,6 +1167,7 @@ mod tests {
         let mut store = Store {
             examples: sample(),
             skipped: 0,
+            kept: Vec::new(),
         };
         assert!(store.remove("3"));
         assert!(!store.remove("3"));
@@ -1157,6 +1185,7 @@ mod tests {
         let mut store = Store {
             examples: sample(),
             skipped: 0,
+            kept: Vec::new(),
         };
         store.save_atomic(&path).unwrap();
         store.remove("1");

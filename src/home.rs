@@ -19,6 +19,7 @@
 //! the one exception: it only grows, one whole line per [`append_line`].
 
 pub mod lock;
+pub mod logs;
 
 use std::fs;
 use std::io::Write;
@@ -164,6 +165,39 @@ pub fn write_atomic_shared(
     write_atomic_as(path, false, write)
 }
 
+/// The names of aiq's temporary files: `.aiq-XXXXXX.tmp`.
+const TEMP_PREFIX: &str = ".aiq-";
+const TEMP_SUFFIX: &str = ".tmp";
+/// A temporary file older than this was left by a write that never
+/// finished (a write takes seconds at most).
+const STALE_AFTER: std::time::Duration = std::time::Duration::from_secs(15 * 60);
+
+/// Removes aiq's own temporary files in `dir` older than [`STALE_AFTER`]:
+/// what a process killed during a save left behind.
+fn remove_stale_temporaries(dir: &Path) {
+    let Ok(entries) = fs::read_dir(dir) else {
+        return;
+    };
+    for entry in entries.flatten() {
+        let name = entry.file_name();
+        let Some(name) = name.to_str() else {
+            continue;
+        };
+        if !(name.starts_with(TEMP_PREFIX) && name.ends_with(TEMP_SUFFIX)) {
+            continue;
+        }
+        let stale = entry
+            .metadata()
+            .and_then(|m| m.modified())
+            .ok()
+            .and_then(|t| t.elapsed().ok())
+            .is_some_and(|age| age > STALE_AFTER);
+        if stale {
+            let _ = fs::remove_file(entry.path());
+        }
+    }
+}
+
 fn write_atomic_as(
     path: &Path,
     private: bool,
@@ -173,8 +207,12 @@ fn write_atomic_as(
         .parent()
         .filter(|d| !d.as_os_str().is_empty())
         .unwrap_or(Path::new("."));
+    // What a killed aiq left of an earlier write goes first.
+    if private {
+        remove_stale_temporaries(dir);
+    }
     let mut builder = tempfile::Builder::new();
-    builder.prefix(".aiq-").suffix(".tmp");
+    builder.prefix(TEMP_PREFIX).suffix(TEMP_SUFFIX);
     #[cfg(unix)]
     if !private {
         use std::os::unix::fs::PermissionsExt;
@@ -256,6 +294,30 @@ mod tests {
         if let Some(umask) = umask {
             assert_eq!(mode(&shared), 0o666 & !umask);
         }
+    }
+
+    #[test]
+    fn a_save_removes_what_a_killed_save_left() {
+        let dir = tempfile::tempdir().unwrap();
+        let old = dir.path().join(".aiq-AbC123.tmp");
+        let young = dir.path().join(".aiq-XyZ789.tmp");
+        let other = dir.path().join(".someone-else.tmp");
+        for p in [&old, &young, &other] {
+            fs::write(p, "half a session").unwrap();
+        }
+        let long_ago = std::time::SystemTime::now() - std::time::Duration::from_secs(3600);
+        for p in [&old, &other] {
+            fs::File::options()
+                .write(true)
+                .open(p)
+                .unwrap()
+                .set_modified(long_ago)
+                .unwrap();
+        }
+        write_atomic(&dir.path().join("s.json"), |f| f.write_all(b"{}")).unwrap();
+        assert!(!old.exists(), "a stale temporary file of aiq's is removed");
+        assert!(young.exists(), "one being written by another aiq is not");
+        assert!(other.exists(), "nor a file of another program");
     }
 
     #[test]

@@ -90,11 +90,33 @@ impl Notes {
         Notes { notes }
     }
 
-    /// The notes of `key` in `home` (none when there is no file).
+    /// The notes of `key` in `home` (none when there is no file). A file
+    /// that is not all UTF-8 is read with its bad bytes replaced: see
+    /// [`Notes::load_checked`] for the warning.
     pub fn load(home: &Path, key: &str) -> Notes {
-        fs::read_to_string(crate::home::notes_file(home, key))
-            .map(|t| Notes::parse(&t))
-            .unwrap_or_default()
+        Notes::load_checked(home, key).0
+    }
+
+    /// [`Notes::load`], and what to tell the person when the file is not
+    /// all UTF-8: its path and the offset of the first bad byte (the notes
+    /// are read with the bad bytes replaced, not dropped).
+    pub fn load_checked(home: &Path, key: &str) -> (Notes, Option<String>) {
+        let path = crate::home::notes_file(home, key);
+        let Ok(bytes) = fs::read(&path) else {
+            return (Notes::default(), None);
+        };
+        match String::from_utf8(bytes) {
+            Ok(text) => (Notes::parse(&text), None),
+            Err(e) => {
+                let at = e.utf8_error().valid_up_to();
+                let text = String::from_utf8_lossy(e.as_bytes()).into_owned();
+                let warning = format!(
+                    "{}: byte {at} is not UTF-8; the notes are read with it replaced (save the file as UTF-8)",
+                    path.display()
+                );
+                (Notes::parse(&text), Some(warning))
+            }
+        }
     }
 
     pub fn is_empty(&self) -> bool {
@@ -162,6 +184,21 @@ impl Notes {
             }
             out.push('\n');
         }
+        out
+    }
+
+    /// `catalog` for a person to read: every note once, with the tables
+    /// it names (the model gets each on every table it names), then the
+    /// tables (`aiq schema`, `/schema`).
+    pub fn describe(&self, catalog: &Catalog) -> String {
+        let notes = self.listing(catalog);
+        let mut out = String::new();
+        if !notes.is_empty() {
+            out.push_str("-- notes (the model gets each with the tables it names)\n");
+            out.push_str(&notes);
+            out.push('\n');
+        }
+        out.push_str(&catalog.render());
         out
     }
 

@@ -187,7 +187,9 @@ impl Session {
         };
         let meta = fs::metadata(path).map_err(|e| {
             fail(match e.kind() {
-                std::io::ErrorKind::NotFound => "no such file".into(),
+                std::io::ErrorKind::NotFound => {
+                    "no such file (`aiq sessions` lists the saved ones)".into()
+                }
                 _ => e.to_string(),
             })
         })?;
@@ -397,6 +399,13 @@ impl Session {
             next.moved = false;
             next.last_updated = Utc::now();
             let text = next.to_json();
+            // Never a file aiq would refuse to open again.
+            if text.len() as u64 > MAX_BYTES {
+                return Err(std::io::Error::other(format!(
+                    "with this turn the session would be {:.1} MB, over the 10 MB a session may be; the file is left as it was (start a new session: /new in the chat, or leave out -s)",
+                    text.len() as f64 / (1024.0 * 1024.0)
+                )));
+            }
             crate::home::write_atomic(&path, |f| f.write_all(text.as_bytes()))?;
             *self = next;
             Ok(true)
@@ -748,7 +757,10 @@ mod tests {
         let e = Session::load(&big).unwrap_err();
         assert!(e.reason.contains("at most 10 MB"), "{e}");
         let e = Session::load(&dir.path().join("missing.json")).unwrap_err();
-        assert_eq!(e.reason, "no such file");
+        assert_eq!(
+            e.reason,
+            "no such file (`aiq sessions` lists the saved ones)"
+        );
     }
 
     #[test]

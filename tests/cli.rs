@@ -402,8 +402,17 @@ fn config_errors_say_where() {
         .stderr(predicate::str::contains(
             "config.toml:3: [sources.shop] pasword_env: `pasword_env` is not a key aiq knows here",
         ));
-    // The doctor reports the broken file as its config check and goes on.
-    sb.write_config("[output]\npager = \"yes\"\n");
+    // The doctor reports the broken file as its config check and goes on;
+    // it does not call the saved sources unknown.
+    sb.write_config(&format!(
+        "[output]\npager = \"yes\"\n[sources]\ndefault = \"shop\"\n[sources.shop]\nurl = \"{}\"\n",
+        sb.shop_sqlite().display()
+    ));
+    sb.aiq()
+        .args(["config", "path"])
+        .assert()
+        .success()
+        .stdout(format!("{}\n", file.display()));
     let out = sb
         .aiq()
         .args(["doctor"])
@@ -423,6 +432,12 @@ fn config_errors_say_where() {
         stdout.contains("FAIL  source") && stdout.contains("FAIL  model"),
         "{stdout}"
     );
+    assert!(
+        stdout.contains(
+            "cannot tell: the saved sources are in the config file, which cannot be read"
+        ),
+        "{stdout}"
+    );
     // config init: the way to the example when a file exists.
     sb.aiq().args(["config", "init"]).assert().success().stderr(
         predicate::str::contains("already exists; left unchanged")
@@ -437,10 +452,22 @@ fn config_errors_say_where() {
     sb.aiq()
         .args(["config", "init", "--force"])
         .assert()
-        .success();
+        .success()
+        .stderr(predicate::str::contains(
+            "its saved sources were carried over (shop)",
+        ));
     let backup = std::fs::read_to_string(sb.home().join("config.toml.bak")).unwrap();
-    assert_eq!(backup, "[output]\npager = \"yes\"\n");
+    assert!(
+        backup.starts_with("[output]\npager = \"yes\"\n"),
+        "{backup}"
+    );
     sb.aiq().args(["config", "show"]).assert().success();
+    // The saved source and the default came along.
+    sb.aiq()
+        .args(["sources", "list"])
+        .assert()
+        .success()
+        .stdout(predicate::str::contains("shop"));
     // An empty question is said to be empty, in the demo too.
     sb.aiq()
         .args(["demo", "-q", " "])
@@ -852,4 +879,77 @@ fn shell_commands_notes_once_one_row_and_examples_not_kept() {
         .output()
         .unwrap();
     assert!(!stdout_of(&out).contains("clients?"), "{}", stdout_of(&out));
+}
+
+/// `[mcp] max_concurrent` past what the open-files limit can hold is
+/// refused at start, with the limit and the most it allows.
+#[test]
+fn mcp_limits_are_checked_against_the_machine_at_start() {
+    let sb = Sandbox::new();
+    let db = sb.shop_sqlite();
+    sb.write_config("[mcp]\nmax_concurrent = 100000\n");
+    let out = sb.aiq().arg("mcp").arg(&db).output().unwrap();
+    assert_eq!(out.status.code(), Some(2), "{}", stderr_of(&out));
+    assert!(
+        stderr_of(&out).contains("[mcp] max_concurrent = 100000 is more than this machine allows")
+            && stderr_of(&out).contains("ulimit -n"),
+        "{}",
+        stderr_of(&out)
+    );
+}
+
+/// A notes file with a byte that is not UTF-8 is not dropped in silence:
+/// the notes still reach the request (the byte replaced), and a warning
+/// names the file and the byte.
+#[test]
+fn notes_that_are_not_utf8_are_read_with_a_warning() {
+    let sb = Sandbox::new();
+    let db = sb.shop_sqlite();
+    let editor = sb.path().join("editor.sh");
+    std::fs::write(
+        &editor,
+        "#!/bin/sh\nprintf -- '- Revenue counts delivered orders only, cafe.\\n' > \"$1\"\n",
+    )
+    .unwrap();
+    {
+        use std::os::unix::fs::PermissionsExt;
+        std::fs::set_permissions(&editor, std::fs::Permissions::from_mode(0o755)).unwrap();
+    }
+    sb.aiq()
+        .args(["notes", "edit"])
+        .arg(&db)
+        .env("VISUAL", &editor)
+        .assert()
+        .success();
+    // A byte that is not UTF-8 where the e was, as another program might
+    // write it (`aiq notes edit` itself refuses to save such a file).
+    let file = std::fs::read_dir(sb.home().join("notes"))
+        .unwrap()
+        .flatten()
+        .map(|e| e.path())
+        .find(|p| p.extension().is_some_and(|e| e == "md"))
+        .unwrap();
+    let mut bytes = std::fs::read(&file).unwrap();
+    let at = bytes.len() - 3;
+    assert_eq!(bytes[at], b'e');
+    bytes[at] = 0xe9;
+    std::fs::write(&file, &bytes).unwrap();
+    let out = sb
+        .aiq()
+        .arg("schema")
+        .arg(&db)
+        .arg("--as-sent")
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(0), "{}", stderr_of(&out));
+    assert!(
+        stdout_of(&out).contains("Revenue counts delivered orders only"),
+        "{}",
+        stdout_of(&out)
+    );
+    let err = stderr_of(&out);
+    assert!(
+        err.contains("byte 43 is not UTF-8") && err.contains(".md"),
+        "{err}"
+    );
 }

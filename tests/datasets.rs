@@ -653,3 +653,49 @@ fn a_dataset_folder_given_itself_is_one_table() {
     assert_eq!(out.status.code(), Some(2), "{}", stderr_of(&out));
     assert!(stderr_of(&out).contains("--name"), "{}", stderr_of(&out));
 }
+
+/// A value nested thousands of levels deep in a JSON Lines file does not
+/// crash aiq: past 16 levels the value is read as JSON text, so the
+/// schema, a count, a CSV export and an MCP call all answer.
+#[test]
+fn a_deeply_nested_json_value_is_read_as_text() {
+    let sb = Sandbox::new();
+    for depth in [1_500usize, 6_000, 52_006] {
+        let file = sb.path().join(format!("deep{depth}.jsonl"));
+        let deep = format!("{}1{}", "[".repeat(depth), "]".repeat(depth));
+        fs::write(
+            &file,
+            format!("{{\"id\": 1, \"v\": {deep}}}\n{{\"id\": 2, \"v\": [2]}}\n"),
+        )
+        .unwrap();
+        let source = file.to_str().unwrap();
+        let out = sb.aiq().arg("schema").arg(source).output().unwrap();
+        assert_eq!(out.status.code(), Some(0), "{depth}: {}", stderr_of(&out));
+        let table = format!("deep{depth}");
+        let (rows, err) = aiq_rows(
+            &sb,
+            source,
+            &format!("SELECT count(*) AS n FROM {table}"),
+            &[],
+        );
+        assert_eq!(rows, "2\n", "{depth}: {err}");
+        let out = sb
+            .aiq()
+            .arg(source)
+            .args([
+                "-e",
+                &format!("SELECT id, v FROM {table} ORDER BY id"),
+                "-f",
+                "csv",
+            ])
+            .output()
+            .unwrap();
+        assert_eq!(out.status.code(), Some(0), "{depth}: {}", stderr_of(&out));
+        let csv = stdout_of(&out);
+        assert!(
+            csv.contains(&"[".repeat(100)),
+            "{depth}: {}",
+            &csv[..csv.len().min(200)]
+        );
+    }
+}

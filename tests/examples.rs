@@ -223,3 +223,37 @@ fn processes_adding_at_once_keep_every_example() {
         .collect();
     assert_eq!(ids.len(), 8, "{list}");
 }
+
+/// A line of the examples file someone edited by hand and aiq cannot read
+/// is never deleted: adding and removing examples writes it back where it
+/// was.
+#[test]
+fn a_hand_edited_line_is_kept_through_adds_and_removes() {
+    let sb = Sandbox::new();
+    let db = sb.shop_sqlite();
+    let db = db.to_str().unwrap();
+    let add = |q: &str, sql: &str| {
+        let out = run(&sb, &["examples", "add", db, "--question", q, "--sql", sql]);
+        assert_eq!(out.status.code(), Some(0), "{}", stderr_of(&out));
+        stdout_of(&out)
+    };
+    let said = add(
+        "Customers per country",
+        "SELECT country, count(*) FROM customers GROUP BY country",
+    );
+    let file = std::path::PathBuf::from(said.trim().rsplit(" in ").next().unwrap());
+    let mut text = std::fs::read_to_string(&file).unwrap();
+    let hand = "{\"question\": \"VIP customers\", \"sql\": \"SELECT * FROM customers WHERE vip\"  # my note, not JSON";
+    text.push_str(hand);
+    text.push('\n');
+    std::fs::write(&file, &text).unwrap();
+    add("How many orders", "SELECT count(*) FROM orders");
+    let out = run(&sb, &["examples", "rm", db, "1"]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr_of(&out));
+    let after = std::fs::read_to_string(&file).unwrap();
+    assert!(after.contains(hand), "{after}");
+    assert!(
+        after.contains("How many orders") && !after.contains("Customers per country"),
+        "{after}"
+    );
+}

@@ -13,7 +13,7 @@ mod common;
 
 use std::process::Output;
 
-use common::llama::{llama, llama_verbose, LlamaServer, MODEL, N_CTX};
+use common::llama::{llama, llama_verbose, llama_verbose_other, LlamaServer, MODEL, N_CTX};
 use common::{add_audit_tables, stderr_of, stdout_of, Sandbox};
 
 const QUESTION: &str = "how many customers per country?";
@@ -368,7 +368,7 @@ const QUESTIONS: [&str; 3] = [
 /// history outgrows its room within the chat.
 #[test]
 fn a_long_chat_keeps_the_system_message_when_the_history_gives_way() {
-    let Some(server) = llama_verbose() else {
+    let Some(server) = llama_verbose_other() else {
         return;
     };
     // The demo shop with its notes: a system message of some 1,600

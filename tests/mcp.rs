@@ -1105,3 +1105,112 @@ fn a_deep_statement_is_refused_and_every_way_in_goes_on() {
     }
     assert_eq!(results[2]["is_error"], false, "{}", results[2]);
 }
+
+/// Over stdio every JSON-RPC request gets an answer, and the server goes
+/// on serving: frames that are not JSON (a lone surrogate escape, cut
+/// short, invalid UTF-8, nested past 128 levels, over 16 MiB) get a parse
+/// error or an invalid request with id null; requests of the wrong shape
+/// (a wrong version, an id that is not a string or integer, `params` that
+/// are not an object) get an error carrying their id.
+#[test]
+fn every_stdio_request_gets_an_answer() {
+    let sb = Sandbox::new();
+    let db = sb.shop_sqlite();
+    let mut child = sb
+        .std_aiq()
+        .arg("mcp")
+        .arg(&db)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let mut stdin = child.stdin.take().unwrap();
+    let (lines_tx, lines) = std::sync::mpsc::channel::<Value>();
+    let stdout = child.stdout.take().unwrap();
+    std::thread::spawn(move || {
+        for line in BufReader::new(stdout).lines().map_while(Result::ok) {
+            if let Ok(v) = serde_json::from_str(&line) {
+                let _ = lines_tx.send(v);
+            }
+        }
+    });
+    let next = || {
+        lines
+            .recv_timeout(Duration::from_secs(20))
+            .expect("an answer")
+    };
+    let mut send = |bytes: &[u8]| {
+        stdin.write_all(bytes).unwrap();
+        stdin.write_all(b"\n").unwrap();
+        stdin.flush().unwrap();
+    };
+    send(br#"{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"raw","version":"1"}}}"#);
+    assert_eq!(next()["id"], 0);
+    send(br#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#);
+    let deep = format!("{}{}", "[".repeat(300), "]".repeat(300));
+    let huge = vec![b'x'; 16 * 1024 * 1024 + 5];
+    let bad: Vec<(Vec<u8>, Value, i64)> = vec![
+        (
+            br#"{"jsonrpc":"2.0","id":1,"method":"tools/list","params":{"c":"\ud800"}}"#.to_vec(),
+            Value::Null,
+            -32700,
+        ),
+        (
+            br#"{"jsonrpc":"2.0","id":2,"method":"tools/li"#.to_vec(),
+            Value::Null,
+            -32700,
+        ),
+        (
+            b"{\"jsonrpc\":\"2.0\",\"id\":3,\"method\":\"\xff\"}".to_vec(),
+            Value::Null,
+            -32700,
+        ),
+        (deep.into_bytes(), Value::Null, -32700),
+        (huge, Value::Null, -32600),
+        (
+            br#"{"jsonrpc":"1.0","id":6,"method":"tools/list"}"#.to_vec(),
+            json!(6),
+            -32600,
+        ),
+        (
+            br#"{"jsonrpc":"2.0","id":7.5,"method":"tools/list"}"#.to_vec(),
+            json!(7.5),
+            -32600,
+        ),
+        (
+            br#"{"jsonrpc":"2.0","id":8,"method":"tools/list","params":"x"}"#.to_vec(),
+            json!(8),
+            -32602,
+        ),
+        (
+            br#"{"jsonrpc":"2.0","id":9,"method":"tools/list","params":5}"#.to_vec(),
+            json!(9),
+            -32602,
+        ),
+        (
+            br#"{"jsonrpc":"2.0","id":10,"method":"tools/list","params":[]}"#.to_vec(),
+            json!(10),
+            -32602,
+        ),
+    ];
+    for (frame, id, code) in bad {
+        send(&frame);
+        let answer = next();
+        assert_eq!(answer["id"], id, "{answer}");
+        assert_eq!(answer["error"]["code"], code, "{answer}");
+    }
+    // The server still serves.
+    send(br#"{"jsonrpc":"2.0","id":11,"method":"tools/list","params":{}}"#);
+    let answer = next();
+    assert_eq!(answer["id"], 11, "{answer}");
+    assert!(
+        answer["result"]["tools"]
+            .as_array()
+            .is_some_and(|t| !t.is_empty()),
+        "{answer}"
+    );
+    drop(stdin);
+    let status = child.wait().unwrap();
+    assert!(status.success(), "{status:?}");
+}

@@ -325,3 +325,83 @@ fn the_memory_ceiling_comes_from_the_config_and_a_query_beyond_it_fails_clearly(
         "{stderr}"
     );
 }
+
+/// The status code and body of a raw `POST /mcp` carrying an `initialize`
+/// with the token: a client starting a session and never ending it.
+fn initialize(url: &str) -> (u16, String) {
+    use std::io::{Read, Write};
+    let addr = url
+        .trim_start_matches("http://")
+        .trim_end_matches("/mcp")
+        .to_string();
+    let body = r#"{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"raw","version":"1"}}}"#;
+    let request = format!(
+        "POST /mcp HTTP/1.1\r\nHost: {addr}\r\nContent-Type: application/json\r\nAccept: application/json, text/event-stream\r\nAuthorization: Bearer {}\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{body}",
+        mcp::HTTP_TOKEN,
+        body.len()
+    );
+    let mut stream = std::net::TcpStream::connect(&addr).unwrap();
+    stream
+        .set_read_timeout(Some(std::time::Duration::from_secs(10)))
+        .unwrap();
+    stream.write_all(request.as_bytes()).unwrap();
+    let mut answer = Vec::new();
+    let _ = stream.read_to_end(&mut answer);
+    let text = String::from_utf8_lossy(&answer).to_string();
+    let code = text.get(9..12).and_then(|c| c.parse().ok()).unwrap_or(0);
+    (code, text)
+}
+
+fn rss_kb(pid: u32) -> u64 {
+    std::fs::read_to_string(format!("/proc/{pid}/status"))
+        .unwrap_or_default()
+        .lines()
+        .find_map(|l| l.strip_prefix("VmRSS:"))
+        .and_then(|v| v.split_whitespace().next().and_then(|n| n.parse().ok()))
+        .unwrap_or(0)
+}
+
+/// Clients that start sessions and never end them: at most `[mcp]
+/// max_sessions` are open (one more is answered 503, saying why), a
+/// session idle past `[mcp] session_idle_secs` is closed so a new client
+/// gets in again, and the server's memory stays bounded over thousands of
+/// abandoned sessions.
+#[test]
+fn abandoned_http_sessions_are_capped_and_closed() {
+    let sb = Sandbox::new();
+    sb.write_config("[mcp]\nmax_sessions = 20\nsession_idle_secs = 2\n");
+    let db = sb.shop_sqlite().display().to_string();
+    let http = HttpServer::start(&sb, &[&db]);
+    let pid = http.child.id();
+    for i in 0..20 {
+        let (code, text) = initialize(&http.url);
+        assert_eq!(code, 200, "session {i}: {text}");
+    }
+    let (code, text) = initialize(&http.url);
+    assert_eq!(code, 503, "{text}");
+    assert!(
+        text.contains("20 sessions are open, the server's limit ([mcp] max_sessions)"),
+        "{text}"
+    );
+    // Idle past the limit, they are closed: new clients get in.
+    std::thread::sleep(std::time::Duration::from_millis(3000));
+    let (code, text) = initialize(&http.url);
+    assert_eq!(code, 200, "{text}");
+    // Thousands of abandoned sessions: memory stays bounded.
+    let start = rss_kb(pid);
+    let mut refused = 0;
+    for _ in 0..2000 {
+        let (code, _) = initialize(&http.url);
+        assert!(code == 200 || code == 503, "{code}");
+        refused += usize::from(code == 503);
+    }
+    let after = rss_kb(pid);
+    eprintln!(
+        "2,000 abandoned sessions: RSS {start} → {after} kB, {refused} refused as over the limit"
+    );
+    assert!(refused > 0);
+    assert!(
+        after < start + 60 * 1024,
+        "RSS grew from {start} to {after} kB"
+    );
+}

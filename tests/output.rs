@@ -348,7 +348,7 @@ fn the_chat_says_maxrows_and_it_shows_more() {
     s.send(&format!("/sql {TWO_HUNDRED}\r"));
     s.wait_for("… 100 more rows (/maxrows N shows more)");
     s.send("/maxrows 150\r");
-    s.wait_for("A result shows 150 rows");
+    s.wait_for("Results show at most 150 rows from now on");
     s.send(&format!("/sql {TWO_HUNDRED}\r"));
     s.wait_for("… 50 more rows (/maxrows N shows more)");
     s.send("/maxrows lots\r");

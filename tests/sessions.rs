@@ -12,7 +12,7 @@ use std::path::Path;
 use std::process::Stdio;
 
 use common::llm::{ModelServer, Reply};
-use common::{pty, Sandbox};
+use common::{pty, stderr_of, stdout_of, Sandbox};
 use expectrl::Expect;
 use serde_json::{json, Value};
 
@@ -236,4 +236,100 @@ fn audit_lines_from_parallel_lua_runs_stay_whole() {
         }
     }
     assert_eq!(lines, 8);
+}
+
+/// `-s FILE -q` whose turn cannot be written (the session's folder takes
+/// no new file, as on a full disk) is a failed write: exit 3, saying the
+/// answer is not in the session; the file is as it was.
+#[test]
+fn a_turn_that_cannot_be_saved_is_exit_3() {
+    let sb = Sandbox::new();
+    let db = sb.shop_sqlite();
+    let dir = sb.path().join("frozen");
+    std::fs::create_dir_all(&dir).unwrap();
+    let file = dir.join("s.json");
+    session_file(&file, &db);
+    let before = std::fs::read_to_string(&file).unwrap();
+    // An immutable folder refuses new files even to root (ext4, xfs…).
+    let frozen = std::process::Command::new("chattr")
+        .arg("+i")
+        .arg(&dir)
+        .status()
+        .is_ok_and(|s| s.success());
+    if !frozen {
+        eprintln!("chattr +i is not available here: the write failure cannot be staged");
+        return;
+    }
+    struct Thaw<'a>(&'a Path);
+    impl Drop for Thaw<'_> {
+        fn drop(&mut self) {
+            let _ = std::process::Command::new("chattr")
+                .arg("-i")
+                .arg(self.0)
+                .status();
+        }
+    }
+    let _thaw = Thaw(&dir);
+    let server = ModelServer::start(vec![fenced("SELECT 1 AS one")]);
+    let out = sb
+        .aiq_with(&server, "openai")
+        .arg("-s")
+        .arg(&file)
+        .args(["-q", "one more", "-f", "csv"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(3), "{}", stderr_of(&out));
+    assert!(
+        stderr_of(&out).contains("cannot save the session to")
+            && stderr_of(&out).contains("the answer above is not in the session"),
+        "{}",
+        stderr_of(&out)
+    );
+    assert_eq!(stdout_of(&out), "one\n1\n");
+    assert_eq!(std::fs::read_to_string(&file).unwrap(), before);
+}
+
+/// A session near the 10 MB a session may be: the turn that would take it
+/// over is refused before writing (exit 3, saying why), and the file
+/// stays one aiq opens.
+#[test]
+fn a_session_is_never_written_past_what_aiq_reads_back() {
+    let sb = Sandbox::new();
+    let db = sb.shop_sqlite();
+    let file = sb.path().join("big.json");
+    session_file(&file, &db);
+    let mut v: Value = serde_json::from_str(&std::fs::read_to_string(&file).unwrap()).unwrap();
+    let size = std::fs::metadata(&file).unwrap().len() as usize;
+    v["messages"][0]["content"] = Value::String("x".repeat(10 * 1024 * 1024 - size - 200));
+    std::fs::write(&file, serde_json::to_string(&v).unwrap()).unwrap();
+    let before = std::fs::read_to_string(&file).unwrap();
+    assert!(before.len() < 10 * 1024 * 1024);
+    let server = ModelServer::start(vec![fenced("SELECT 1 AS one"), fenced("SELECT 2 AS two")]);
+    let out = sb
+        .aiq_with(&server, "openai")
+        .arg("-s")
+        .arg(&file)
+        .args(["-q", "one more", "-f", "csv"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(3), "{}", stderr_of(&out));
+    assert!(
+        stderr_of(&out).contains("over the 10 MB a session may be"),
+        "{}",
+        stderr_of(&out)
+    );
+    assert_eq!(std::fs::read_to_string(&file).unwrap(), before);
+    // It still opens.
+    let out = sb
+        .aiq_with(&server, "openai")
+        .arg("-s")
+        .arg(&file)
+        .args(["-q", "again", "-f", "csv"])
+        .output()
+        .unwrap();
+    assert!(
+        !stderr_of(&out).contains("may be at most 10 MB"),
+        "{}",
+        stderr_of(&out)
+    );
 }

@@ -112,6 +112,8 @@ pub struct Conversation {
     /// `/maxrows`: rows a result shows in the chat (`Some(None)`: all);
     /// `None` until set, the configured number.
     max_rows: Option<Option<usize>>,
+    /// Why the last save of the session failed, if it did.
+    unsaved: Option<String>,
     home: PathBuf,
     stale_after_hours: u64,
     opener: Box<dyn SourceOpener>,
@@ -163,6 +165,7 @@ impl Conversation {
             label,
             format: options.format,
             max_rows: None,
+            unsaved: None,
             home: options.home,
             stale_after_hours: options.stale_after_hours,
             opener: options.opener,
@@ -227,6 +230,12 @@ impl Conversation {
 
     pub fn format(&self) -> Format {
         self.format
+    }
+
+    /// Why the last save of the session failed (the turn is not in the
+    /// file), or `None` when it was saved or there is no session file.
+    pub fn unsaved(&self) -> Option<&str> {
+        self.unsaved.as_deref()
     }
 
     /// The rows a result shows, when `/maxrows` set it (`Some(None)`: all).
@@ -445,12 +454,12 @@ impl Conversation {
             SlashCommand::MaxRows(Some(n)) => match n.trim() {
                 "all" => {
                     self.max_rows = Some(None);
-                    show(Event::Notice("A result shows all its rows".into()));
+                    show(Event::Notice("Results show all their rows from now on".into()));
                 }
                 n => match n.parse::<usize>() {
                     Ok(n) if n > 0 => {
                         self.max_rows = Some(Some(n));
-                        show(Event::Notice(format!("A result shows {n} rows")));
+                        show(Event::Notice(format!("Results show at most {n} rows from now on")));
                     }
                     _ => show(Event::CommandFailed(format!(
                         "/maxrows takes a number of rows, 1 or more, or all (not '{n}')"
@@ -543,11 +552,7 @@ impl Conversation {
     fn schema(&self, table: Option<&str>) -> Event {
         let catalog = self.thread.catalog();
         let Some(name) = table else {
-            let notes = self.thread.general_notes();
-            if notes.is_empty() {
-                return Event::Listing(catalog.render());
-            }
-            return Event::Listing(format!("-- notes\n{notes}\n{}", catalog.render()));
+            return Event::Listing(self.thread.described());
         };
         if let Some(t) = catalog.table(name) {
             let mut text = String::new();
@@ -595,14 +600,18 @@ impl Conversation {
         let schema = self.thread.fingerprint();
         let path = crate::home::examples_file(&self.home, &self.notes_key);
         match super::verified::add_locked(&path, &question, &sql, &schema) {
-            Ok(id) => {
+            Ok((id, replaced)) => {
                 self.thread.set_examples(super::verified::Verified::load(
                     &self.home,
                     &self.notes_key,
                     self.thread.examples_max(),
                 ));
+                let how = match replaced {
+                    true => ", replacing the SQL kept before for this question",
+                    false => "",
+                };
                 let _ = sink.event(Event::Notice(format!(
-                    "Kept: {}\nas verified example {id} in {}; similar questions get it from now on.",
+                    "Kept: {}\nas verified example {id} in {}{how}; similar questions get it from now on.",
                     sql.trim(),
                     path.display()
                 )));
@@ -620,7 +629,10 @@ impl Conversation {
     fn note(&mut self, text: &str, sink: &mut dyn EventSink) {
         match crate::notes::append(&self.home, &self.notes_key, text) {
             Ok(path) => {
-                let notes = crate::notes::Notes::load(&self.home, &self.notes_key);
+                let (notes, bad) = crate::notes::Notes::load_checked(&self.home, &self.notes_key);
+                if let Some(warning) = bad {
+                    let _ = sink.event(Event::Warning(warning));
+                }
                 self.thread.set_notes(notes);
                 let _ = sink.event(Event::Notice(format!(
                     "Noted in {}; the model reads it from the next question on.",
@@ -666,7 +678,12 @@ impl Conversation {
         let Some(s) = self.session.as_mut() else {
             return true;
         };
-        match s.save_history(self.thread.history(), self.thread.context_start()) {
+        let saved = s.save_history(self.thread.history(), self.thread.context_start());
+        self.unsaved = saved
+            .as_ref()
+            .err()
+            .map(|e| format!("cannot save the session to {}: {e}", s.path.display()));
+        match saved {
             Ok(written) => {
                 // Another aiq's turns came in with the merge.
                 if written && s.messages.len() != self.thread.history().len() {

@@ -66,7 +66,7 @@ impl Archive {
             "duration_ms": crate::lua::audit::ms(started.elapsed()),
         });
         let path = crate::home::log_file(&self.home, now.date_naive());
-        if let Err(e) = crate::home::append_line(&path, &record.to_string()) {
+        if let Err(e) = crate::home::logs::append(&path, &record.to_string()) {
             tracing::warn!("cannot write the audit log {}: {e}", path.display());
         }
     }
@@ -99,7 +99,7 @@ impl Archive {
             "ms": started.elapsed().as_millis() as u64,
         });
         let path = crate::home::log_file(&self.home, now.date_naive());
-        if let Err(e) = crate::home::append_line(&path, &record.to_string()) {
+        if let Err(e) = crate::home::logs::append(&path, &record.to_string()) {
             tracing::warn!("cannot write the audit log {}: {e}", path.display());
         }
     }

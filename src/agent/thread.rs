@@ -332,6 +332,17 @@ impl Thread {
         &self.guard
     }
 
+    /// The source for a person to read: its notes once each, then the
+    /// tables (`/schema`).
+    pub fn described(&self) -> String {
+        self.notes.describe(&self.plain)
+    }
+
+    /// The plain catalog (without the notes on its tables).
+    pub fn plain_catalog(&self) -> &Catalog {
+        &self.plain
+    }
+
     /// The notes that name no table, as the prompt carries them.
     pub fn general_notes(&self) -> String {
         self.notes.general(&self.plain)

@@ -55,7 +55,7 @@ impl Verified {
             Ok(store) => {
                 if store.skipped > 0 {
                     tracing::warn!(
-                        "{}: {} line(s) are not examples and were left out",
+                        "{}: {} line(s) are not examples: not sent, and kept in the file as they are",
                         path.display(),
                         store.skipped
                     );
@@ -132,12 +132,20 @@ impl Verified {
 /// Adds `question` with `sql` to the examples file at `path` (the same
 /// question again replaces its SQL), under the file's lock, so two
 /// processes adding at once both keep theirs. Returns the example's id.
-pub fn add_locked(path: &Path, question: &str, sql: &str, schema: &str) -> io::Result<String> {
+pub fn add_locked(
+    path: &Path,
+    question: &str,
+    sql: &str,
+    schema: &str,
+) -> io::Result<(String, bool)> {
     update_locked(path, |store| {
-        store
+        let before = store.examples.len();
+        let id = store
             .add(question, sql, schema, chrono::Utc::now())
             .map(|e| e.id.clone())
-            .map_err(|e| io::Error::new(io::ErrorKind::InvalidInput, e))
+            .map_err(|e| io::Error::new(io::ErrorKind::InvalidInput, e))?;
+        // The same question asked again: its SQL replaced.
+        Ok((id, store.examples.len() == before))
     })
 }
 

@@ -37,6 +37,7 @@ pub fn run(
         }
     };
     let file = ctx.config.file();
+    let unreadable = broken.is_some();
     check(
         "config",
         match broken {
@@ -76,6 +77,13 @@ pub fn run(
                 .unwrap_or_default();
             (Ok(line), login)
         }
+        // The saved sources are in the file that could not be read.
+        Err(e) if unreadable => (
+            Err(AiqError::Usage(format!(
+                "cannot tell: the saved sources are in the config file, which cannot be read (the line above); with a path or URL: {e}"
+            ))),
+            Vec::new(),
+        ),
         Err(e) => (Err(e), Vec::new()),
     };
     check("source", source_line, false);

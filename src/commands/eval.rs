@@ -86,10 +86,11 @@ pub fn run(ctx: &Context<'_>, args: &EvalArgs) -> Result<(), AiqError> {
             .map(|c| c.id.as_str())
             .collect();
         return Err(AiqError::Usage(format!(
-            "{} case(s) of {} are broken, their reference SQL failed: {} (fix the suite's `sql`; try it with `aiq SOURCE -e \"…\"`)",
+            "{} case(s) of {} are broken, their reference SQL failed: {} (fix the suite's `sql`; try it with `aiq {} -e \"…\"`)",
             ids.len(),
             args.suite.display(),
-            ids.join(", ")
+            ids.join(", "),
+            source.as_deref().unwrap_or("SOURCE")
         )));
     }
     if let Some(min) = args.run.min {

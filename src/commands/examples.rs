@@ -34,9 +34,13 @@ pub fn run(ctx: &Context<'_>, command: ExamplesCommand) -> Result<(), AiqError> 
             })?;
             let path = file_of(ctx, &source)?;
             let schema = opened.source.fingerprint().unwrap_or_default();
-            let id =
+            let (id, replaced) =
                 add_locked(&path, &question, &sql, &schema).map_err(|e| write_error(&path, e))?;
-            write_stdout(format!("kept as example {id} in {}\n", path.display()).as_bytes())
+            let how = match replaced {
+                true => " (replacing the SQL kept before for this question)",
+                false => "",
+            };
+            write_stdout(format!("kept as example {id} in {}{how}\n", path.display()).as_bytes())
         }
         ExamplesCommand::Rm { source, id } => {
             let path = file_of(ctx, &source)?;

@@ -30,12 +30,16 @@ pub fn dispatch(ctx: &Context<'_>, command: Command) -> Result<(), AiqError> {
             refresh,
             as_sent,
             question,
+            no_pager,
         } => schema::run(
             ctx,
             source.as_deref(),
-            refresh,
-            as_sent,
-            question.as_deref(),
+            schema::Asked {
+                refresh,
+                as_sent,
+                question: question.as_deref(),
+                no_pager,
+            },
         ),
         Command::Notes(action) => notes::run(ctx, action),
         Command::Sessions { action } => sessions::run(ctx, action),
@@ -73,12 +77,19 @@ pub fn dispatch(ctx: &Context<'_>, command: Command) -> Result<(), AiqError> {
 }
 
 /// Writes a finished piece of output to stdout; a closed pipe is not an error.
-/// `bytes` to stdout, through the pager on a terminal when they do not
-/// fit the screen (as results are).
-pub fn write_paged(ctx: &Context<'_>, bytes: &[u8]) -> Result<(), AiqError> {
-    let Some(screen) = crate::context::pager_screen(ctx, &crate::cli::RunArgs::default()) else {
-        return write_stdout(bytes);
+/// `text` to stdout, through the pager on a terminal when it does not
+/// fit the screen (as results are), its long lines of prose wrapped to
+/// the screen first (a pager that scrolls sideways would cut them).
+pub fn write_paged(ctx: &Context<'_>, text: &str, no_pager: bool) -> Result<(), AiqError> {
+    let run = crate::cli::RunArgs {
+        no_pager,
+        ..crate::cli::RunArgs::default()
     };
+    let Some(screen) = crate::context::pager_screen(ctx, &run) else {
+        return write_stdout(text.as_bytes());
+    };
+    let wrapped = crate::render::fit::wrap_prose(text, usize::from(screen.width));
+    let bytes = wrapped.as_bytes();
     let command = crate::frontend::pager::command(ctx.env);
     let mut paged = crate::frontend::pager::Paging::new(io::stdout().lock(), screen, command);
     match paged.write_all(bytes).and_then(|_| paged.flush()) {

@@ -12,13 +12,21 @@ use crate::agent::link::{LinkIndex, Signals};
 use crate::agent::{system_for, Opened, SchemaView, PREVIEW_BYTES, PREVIEW_ROWS};
 use crate::error::AiqError;
 
-pub fn run(
-    ctx: &Context<'_>,
-    source_arg: Option<&str>,
-    refresh: bool,
-    as_sent: bool,
-    question: Option<&str>,
-) -> Result<(), AiqError> {
+/// What `aiq schema` was asked for.
+pub struct Asked<'a> {
+    pub refresh: bool,
+    pub as_sent: bool,
+    pub question: Option<&'a str>,
+    pub no_pager: bool,
+}
+
+pub fn run(ctx: &Context<'_>, source_arg: Option<&str>, asked: Asked<'_>) -> Result<(), AiqError> {
+    let Asked {
+        refresh,
+        as_sent,
+        question,
+        no_pager,
+    } = asked;
     let waiting = crate::frontend::progress::opening(ctx, source_arg);
     // The catalog as read: its text straight from the cache when the
     // source has not changed.
@@ -32,7 +40,7 @@ pub fn run(
         if schema.text.is_empty() {
             crate::error::stderr_line(&format!("aiq: {} has no tables or views", schema.label));
         }
-        return super::write_paged(ctx, schema.text.as_bytes());
+        return super::write_paged(ctx, &schema.text, no_pager);
     }
     let opened = if refresh {
         ctx.open_source_fresh(source_arg)?
@@ -51,21 +59,12 @@ pub fn run(
     } else {
         described(&opened)
     };
-    super::write_paged(ctx, text.as_bytes())
+    super::write_paged(ctx, &text, no_pager)
 }
 
-/// Every note once, with the tables it names (the model gets each on
-/// every table it names), then the tables.
+/// Every note once, with the tables it names, then the tables.
 fn described(opened: &Opened) -> String {
-    let notes = opened.notes.listing(&opened.catalog);
-    let mut out = String::new();
-    if !notes.is_empty() {
-        out.push_str("-- notes (the model gets each with the tables it names)\n");
-        out.push_str(&notes);
-        out.push('\n');
-    }
-    out.push_str(&opened.catalog.render());
-    out
+    opened.notes.describe(&opened.catalog)
 }
 
 /// The system message of a first question that names nothing in the

@@ -20,9 +20,16 @@ pub fn parse_error(text: &str, path: &Path, e: &toml::de::Error) -> String {
         );
     };
     let place = Place::of(text, span.clone());
-    let what = if message == "duplicate key" {
-        duplicate(text, &place)
-    } else {
+    if message == "duplicate key" {
+        return format!(
+            "invalid config {}:{}:{}: {}",
+            path.display(),
+            place.line,
+            place.col,
+            duplicate(text, &place)
+        );
+    }
+    let what = {
         let said = plain(message, &place.key);
         match place.name() {
             Some(name) => format!("{name}: {said}"),

@@ -29,6 +29,8 @@ pub struct Config {
     pub examples: ExamplesConfig,
     /// `[output]`: how results reach a terminal (SPEC §2.3).
     pub output: OutputConfig,
+    /// `[audit]`: how big the audit log may grow.
+    pub audit: AuditConfig,
     pub sources: SavedSources,
     /// `[privacy]`: what leaves the machine, for every source (SPEC §4.3).
     pub privacy: crate::privacy::PrivacyConfig,
@@ -171,6 +173,36 @@ impl Default for LuaConfig {
     }
 }
 
+/// `[audit]`: the audit log in `$AIQ_HOME/logs` (one file a day).
+#[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct AuditConfig {
+    /// A day's file reaching this many MB is rotated (`DAY.001.jsonl`, …).
+    pub max_size_mb: u64,
+    /// Rotated parts of a day kept; older ones are removed.
+    pub keep: usize,
+}
+
+impl Default for AuditConfig {
+    fn default() -> Self {
+        let d = crate::home::logs::Limits::default();
+        AuditConfig {
+            max_size_mb: d.max_bytes / (1024 * 1024),
+            keep: d.keep,
+        }
+    }
+}
+
+impl AuditConfig {
+    /// The limits the log writer keeps to.
+    pub fn limits(&self) -> crate::home::logs::Limits {
+        crate::home::logs::Limits {
+            max_bytes: self.max_size_mb.max(1) * 1024 * 1024,
+            keep: self.keep,
+        }
+    }
+}
+
 /// `[mcp]`: limits of the MCP server (`aiq mcp`, SPEC §12).
 #[derive(Debug, Clone, PartialEq, Deserialize)]
 #[serde(deny_unknown_fields, default)]
@@ -188,6 +220,11 @@ pub struct McpConfig {
     /// How long a call may wait for its turn; unset, the statement timeout
     /// (`[query] timeout_secs`).
     pub queue_timeout_secs: Option<u64>,
+    /// `--http`: a session without a request this long is closed.
+    pub session_idle_secs: u64,
+    /// `--http`: sessions open at once; a client starting one more is
+    /// answered 503.
+    pub max_sessions: usize,
 }
 
 impl Default for McpConfig {
@@ -199,6 +236,8 @@ impl Default for McpConfig {
             max_concurrent: 4,
             max_queued: 64,
             queue_timeout_secs: None,
+            session_idle_secs: 1800,
+            max_sessions: 256,
         }
     }
 }
@@ -222,6 +261,8 @@ struct FileConfig {
     examples: ExamplesConfig,
     #[serde(default)]
     output: OutputConfig,
+    #[serde(default)]
+    audit: AuditConfig,
     #[serde(default)]
     sources: toml::Table,
     #[serde(default)]
@@ -306,6 +347,7 @@ impl Config {
             mcp: file.mcp,
             examples: file.examples,
             output: file.output,
+            audit: file.audit,
             sources,
             privacy: file.privacy,
             warnings,
@@ -365,10 +407,19 @@ impl Config {
         if let Some(secs) = self.mcp.queue_timeout_secs {
             mcp["queue_timeout_secs"] = toml_edit::value(secs as i64);
         }
+        mcp["session_idle_secs"] = toml_edit::value(self.mcp.session_idle_secs as i64);
+        mcp["max_sessions"] = toml_edit::value(self.mcp.max_sessions as i64);
         doc["mcp"] = toml_edit::Item::Table(mcp);
+        let mut examples = toml_edit::Table::new();
+        examples["max"] = toml_edit::value(self.examples.max as i64);
+        doc["examples"] = toml_edit::Item::Table(examples);
         let mut output = toml_edit::Table::new();
         output["pager"] = toml_edit::value(self.output.pager);
         doc["output"] = toml_edit::Item::Table(output);
+        let mut audit = toml_edit::Table::new();
+        audit["max_size_mb"] = toml_edit::value(self.audit.max_size_mb as i64);
+        audit["keep"] = toml_edit::value(self.audit.keep as i64);
+        doc["audit"] = toml_edit::Item::Table(audit);
         let mut sources = toml_edit::Table::new();
         if let Some(d) = &self.sources.default {
             sources["default"] = toml_edit::value(d.as_str());
@@ -595,12 +646,18 @@ pub const TEMPLATE: &str = r#"# aiq configuration. Every key is optional; the va
 # max_concurrent = 4             # tool calls running at once; more wait their turn, first come first served
 # max_queued = 64                # calls waiting at once; more are refused as busy
 # queue_timeout_secs = 30        # a call waiting longer is refused as busy (default: [query] timeout_secs)
+# session_idle_secs = 1800       # --http: a session without a request this long is closed
+# max_sessions = 256             # --http: sessions open at once; one more is answered 503
 
 [examples]                       # verified examples (`/good`, `aiq examples`)
 # max = 3                        # the most similar sent with a question; 0 sends none
 
 [output]                         # results on a terminal
 # pager = true                   # taller or wider than the screen: $AIQ_PAGER, $PAGER or less -SRFX
+
+[audit]                          # the audit log, $AIQ_HOME/logs/DAY.jsonl
+# max_size_mb = 64               # a day's file this big is rotated (DAY.001.jsonl, …)
+# keep = 5                       # rotated parts of a day kept; older ones are removed
 
 # Saved sources: `aiq sources add NAME PATH_OR_URL` writes them below, e.g.
 #   [sources.shop]
@@ -673,6 +730,7 @@ pub fn keys() -> Vec<String> {
             "mcp" => fields::<McpConfig>(),
             "examples" => fields::<ExamplesConfig>(),
             "output" => fields::<OutputConfig>(),
+            "audit" => fields::<AuditConfig>(),
             "privacy" => fields::<crate::privacy::PrivacyConfig>(),
             "sources" => {
                 out.push("sources.default".to_string());
@@ -885,6 +943,8 @@ mod tests {
                 max_concurrent: 2,
                 max_queued: 64,
                 queue_timeout_secs: None,
+                session_idle_secs: 1800,
+                max_sessions: 256,
             }
         );
         assert!(c

@@ -115,6 +115,14 @@ pub fn run(
     };
     drop(sink);
     let _ = out.flush();
+    // `-s FILE -q`: a turn that did not reach the file is a failed write.
+    if let (Some(why), false) = (conversation.unsaved(), interrupt::interrupted()) {
+        if result.is_ok() {
+            return Err(AiqError::Source(format!(
+                "{why}; the answer above is not in the session (free some space or check the file's permissions)"
+            )));
+        }
+    }
     match result {
         Ok(answer) if answer.is_prose() && words_refused => {
             let words = if stderr_tty {

@@ -161,7 +161,7 @@ pub fn append(
     };
     let line = serde_json::to_string(&record).map_err(std::io::Error::other)?;
     let path = crate::home::log_file(&run.info.home, run.started.date_naive());
-    crate::home::append_line(&path, &line)
+    crate::home::logs::append(&path, &line)
 }
 
 fn floor_char_boundary(s: &str, at: usize) -> usize {

@@ -91,7 +91,7 @@ impl AuditLog {
         let file = crate::home::log_file(&self.home, at.date_naive());
         let written = serde_json::to_string(record)
             .map_err(std::io::Error::from)
-            .and_then(|line| crate::home::append_line(&file, &line));
+            .and_then(|line| crate::home::logs::append(&file, &line));
         if let Err(e) = written {
             if !self.warned.swap(true, Ordering::SeqCst) {
                 crate::error::stderr_line(&format!(

@@ -16,6 +16,8 @@ pub struct Access {
     token: String,
     /// The server's own origins (`http://HOST:PORT`), lowercased.
     origins: Vec<String>,
+    /// The open sessions, to refuse one beyond `[mcp] max_sessions`.
+    sessions: Option<std::sync::Arc<super::sessions::Sessions>>,
 }
 
 impl Access {
@@ -30,7 +32,19 @@ impl Access {
             })
             .map(|o| o.to_ascii_lowercase())
             .collect();
-        Access { token, origins }
+        Access {
+            token,
+            origins,
+            sessions: None,
+        }
+    }
+
+    /// The same, refusing a new session when `sessions` are at their limit.
+    pub fn with_sessions(self, sessions: std::sync::Arc<super::sessions::Sessions>) -> Access {
+        Access {
+            sessions: Some(sessions),
+            ..self
+        }
     }
 
     /// Why `headers` may not pass, as the status to answer with.
@@ -59,7 +73,25 @@ impl Access {
 /// The middleware: refused requests never reach the MCP service.
 pub async fn check(State(access): State<Access>, request: Request, next: Next) -> Response {
     match access.refuse(request.headers()) {
-        None => next.run(request).await,
+        None => match &access.sessions {
+            Some(sessions) if opens_a_session(&request) => {
+                let limits = sessions.limits();
+                if sessions.open() >= limits.max && sessions.close_idle().await == 0 {
+                    let text = format!(
+                        "busy: {} sessions are open, the server's limit ([mcp] max_sessions); end one (DELETE /mcp with its Mcp-Session-Id) or try again later — idle ones close after {} s\n",
+                        sessions.open(),
+                        limits.idle.as_secs()
+                    );
+                    let mut response = (StatusCode::SERVICE_UNAVAILABLE, text).into_response();
+                    response
+                        .headers_mut()
+                        .insert(header::RETRY_AFTER, HeaderValue::from_static("5"));
+                    return response;
+                }
+                next.run(request).await
+            }
+            _ => next.run(request).await,
+        },
         Some(StatusCode::FORBIDDEN) => (
             StatusCode::FORBIDDEN,
             "forbidden: requests from another origin (a web page) are refused\n",
@@ -77,6 +109,12 @@ pub async fn check(State(access): State<Access>, request: Request, next: Next) -
             response
         }
     }
+}
+
+/// A POST without a session id: a client starting a session.
+fn opens_a_session(request: &Request) -> bool {
+    request.method() == axum::http::Method::POST
+        && !request.headers().contains_key("mcp-session-id")
 }
 
 /// A new random token: 32 bytes from the operating system, as hex.

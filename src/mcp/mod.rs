@@ -17,10 +17,12 @@
 pub mod audit;
 mod auth;
 pub mod consent;
+mod frames;
 pub mod queue;
 pub mod result;
 pub mod served;
 pub mod server;
+mod sessions;
 pub mod tools;
 mod transport;
 
@@ -51,6 +53,7 @@ pub fn run(ctx: &Context<'_>, args: &McpArgs) -> Result<(), AiqError> {
         global: ctx.global,
         env: ctx.env,
     };
+    check_limits(&ctx.config.mcp)?;
     let served = serve_list(ctx, args)?;
     // Sources named on the command line are opened now, so a mistake shows
     // at once (exit 3); saved ones on first use.
@@ -90,7 +93,17 @@ pub fn run(ctx: &Context<'_>, args: &McpArgs) -> Result<(), AiqError> {
         None => runtime.block_on(transport::stdio(server)),
         Some(addr) => {
             let token = http_token(ctx, args)?;
-            runtime.block_on(transport::http(server, addr, token, ctx.global.quiet))
+            let sessions = sessions::SessionLimits {
+                idle: Duration::from_secs(ctx.config.mcp.session_idle_secs.max(1)),
+                max: ctx.config.mcp.max_sessions.max(1),
+            };
+            runtime.block_on(transport::http(
+                server,
+                addr,
+                token,
+                ctx.global.quiet,
+                sessions,
+            ))
         }
     };
     tracing::info!("shutting down");
@@ -98,6 +111,48 @@ pub fn run(ctx: &Context<'_>, args: &McpArgs) -> Result<(), AiqError> {
     drop(keep);
     tracing::info!("stopped");
     result
+}
+
+/// Open files one running call may hold (a database connection, a data
+/// file, a client's socket), and those the server keeps for itself.
+const FILES_PER_CALL: u64 = 4;
+const FILES_KEPT: u64 = 64;
+
+/// `[mcp] max_concurrent` checked against what the machine allows: a
+/// number the open-files limit cannot hold is refused at start, not met
+/// by "Too many open files" under load.
+fn check_limits(mcp: &McpConfig) -> Result<(), AiqError> {
+    let Some(files) = open_files_limit() else {
+        return Ok(());
+    };
+    let most = files.saturating_sub(FILES_KEPT) / FILES_PER_CALL;
+    let wanted = mcp.max_concurrent as u64;
+    if wanted > most.max(1) {
+        return Err(AiqError::Usage(format!(
+            "[mcp] max_concurrent = {wanted} is more than this machine allows: with its open-files limit of {files} (`ulimit -n`), at most {} calls can run at once; lower it, or raise the limit",
+            most.max(1)
+        )));
+    }
+    Ok(())
+}
+
+/// The soft limit of open files of this process, where there is one.
+fn open_files_limit() -> Option<u64> {
+    #[cfg(unix)]
+    {
+        let mut limit = libc::rlimit {
+            rlim_cur: 0,
+            rlim_max: 0,
+        };
+        // SAFETY: getrlimit writes the struct it is given and nothing else.
+        let ok = unsafe { libc::getrlimit(libc::RLIMIT_NOFILE, &mut limit) } == 0;
+        // `rlim_t` is not u64 on every system.
+        #[allow(clippy::unnecessary_cast)]
+        let current = limit.rlim_cur as u64;
+        (ok && limit.rlim_cur != libc::RLIM_INFINITY).then_some(current)
+    }
+    #[cfg(not(unix))]
+    None
 }
 
 /// How many calls run at once, how many may wait, and for how long: the

@@ -9,7 +9,6 @@ use std::sync::Arc;
 use std::task::{Context, Poll};
 use std::time::{Duration, Instant};
 
-use rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
 use rmcp::transport::{StreamableHttpServerConfig, StreamableHttpService};
 use rmcp::ServiceExt;
 use tokio::io::{AsyncRead, ReadBuf};
@@ -20,7 +19,8 @@ use crate::error::{stderr_line, AiqError};
 /// How long calls get to end after their client went away.
 const DRAIN: Duration = Duration::from_secs(5);
 
-/// Serves one client on stdin/stdout until stdin closes.
+/// Serves one client on stdin/stdout until stdin closes. Frames pass
+/// through [`super::frames`] first, so a bad one is answered, not lost.
 pub async fn stdio(server: AiqServer) -> Result<(), AiqError> {
     let inflight = server.inflight();
     let stdin = {
@@ -33,15 +33,30 @@ pub async fn stdio(server: AiqServer) -> Result<(), AiqError> {
             inflight.cancel_all()
         })
     };
+    let (filter_end, sdk_in) = tokio::io::duplex(PIPE);
+    let (sdk_out, writer_end) = tokio::io::duplex(PIPE);
+    let (answers, answered) = tokio::sync::mpsc::unbounded_channel();
+    let reading = tokio::spawn(super::frames::read_in(stdin, filter_end, answers));
+    let writing = tokio::spawn(super::frames::write_out(
+        writer_end,
+        answered,
+        tokio::io::stdout(),
+    ));
     let running = server
-        .serve((stdin, tokio::io::stdout()))
+        .serve((sdk_in, sdk_out))
         .await
         .map_err(|e| AiqError::Usage(format!("the MCP client did not start a session: {e}")))?;
     let quit = running.waiting().await;
     tracing::info!(?quit, "the session ended");
     drain(&inflight).await;
+    reading.abort();
+    // What the server still had to say reaches stdout.
+    let _ = tokio::time::timeout(DRAIN, writing).await;
     Ok(())
 }
+
+/// Bytes buffered between the frame filter and the SDK, each way.
+const PIPE: usize = 1 << 20;
 
 /// Serves streamable HTTP at `http://ADDR/mcp` until Ctrl-C.
 pub async fn http(
@@ -49,6 +64,7 @@ pub async fn http(
     addr: &str,
     token: String,
     quiet: bool,
+    limits: super::sessions::SessionLimits,
 ) -> Result<(), AiqError> {
     let addr = parse_addr(addr)?;
     let listener = tokio::net::TcpListener::bind(addr).await.map_err(|e| {
@@ -69,17 +85,16 @@ pub async fn http(
             local.ip()
         ));
     }
-    let access = super::auth::Access::new(token, &hosts, local.port());
+    let sessions = super::sessions::Sessions::new(limits);
+    let sweeping = sessions.sweep();
+    let access =
+        super::auth::Access::new(token, &hosts, local.port()).with_sessions(Arc::clone(&sessions));
     let stop = tokio_util::sync::CancellationToken::new();
     let config = StreamableHttpServerConfig::default()
         .with_allowed_hosts(hosts)
         .with_cancellation_token(stop.child_token());
     let inflight = server.inflight();
-    let service = StreamableHttpService::new(
-        move || Ok(server.clone()),
-        LocalSessionManager::default().into(),
-        config,
-    );
+    let service = StreamableHttpService::new(move || Ok(server.clone()), sessions, config);
     let router = axum::Router::new().nest_service("/mcp", service).layer(
         axum::middleware::from_fn_with_state(access, super::auth::check),
     );
@@ -95,6 +110,7 @@ pub async fn http(
     let served = axum::serve(listener, router)
         .with_graceful_shutdown(shutdown)
         .await;
+    sweeping.abort();
     inflight.cancel_all();
     drain(&inflight).await;
     served.map_err(|e| AiqError::Usage(format!("the HTTP server stopped: {e}")))

@@ -57,6 +57,36 @@ pub fn cut(text: &str, max: usize) -> String {
 
 /// Each line of `text` cut to at most `width` cells, ending in `…` when
 /// something was left out.
+/// `text` with its lines of prose (a note: `- …`) longer than `width`
+/// wrapped at spaces, the rest indented two spaces; other lines as they
+/// are.
+pub fn wrap_prose(text: &str, width: usize) -> String {
+    let width = width.max(20);
+    let mut out = String::with_capacity(text.len());
+    for line in text.lines() {
+        if !line.starts_with("- ") || line.width() <= width {
+            out.push_str(line);
+            out.push('\n');
+            continue;
+        }
+        let mut current = String::new();
+        for word in line.split(' ') {
+            let room = if current.is_empty() { 0 } else { 1 };
+            if !current.trim().is_empty() && current.width() + room + word.width() > width {
+                out.push_str(current.trim_end());
+                out.push('\n');
+                current = "  ".to_string();
+            } else if !current.is_empty() && !current.ends_with("  ") {
+                current.push(' ');
+            }
+            current.push_str(word);
+        }
+        out.push_str(current.trim_end());
+        out.push('\n');
+    }
+    out
+}
+
 pub fn cut_lines(text: &str, width: usize) -> String {
     text.split('\n')
         .map(|line| {

@@ -18,7 +18,7 @@ use super::{quote_ident, quote_str, DataFileKind, SourceError};
 
 /// Changes whenever the views this module writes change, so a cached views
 /// database of an older aiq is never used.
-const VIEWS_VERSION: u32 = 4;
+const VIEWS_VERSION: u32 = 5;
 
 /// A partitioned Parquet dataset of at least this many files gets a
 /// [`Narrowing`]: below it, binding the whole view costs less than
@@ -257,6 +257,10 @@ fn partition_types(file: &DataFile, described: &[(String, String)]) -> Vec<(Stri
     }
 }
 
+/// Levels of nesting a JSON value's type is detected to; deeper ones are
+/// `JSON` text.
+pub(crate) const JSON_DEPTH: usize = 16;
+
 fn is_csv(kind: DataFileKind) -> bool {
     matches!(kind, DataFileKind::Csv | DataFileKind::Tsv)
 }
@@ -282,6 +286,12 @@ fn reader(
         }
         DataFileKind::JsonLines => options.push("format = 'newline_delimited'".to_string()),
         DataFileKind::Parquet | DataFileKind::Json => {}
+    }
+    // Values nested deeper than this are read as JSON text: a type nested
+    // thousands deep would take the whole stack to convert (and a data
+    // file must never crash aiq).
+    if matches!(file.kind, DataFileKind::Json | DataFileKind::JsonLines) {
+        options.push(format!("maximum_depth = {JSON_DEPTH}"));
     }
     if latin1 {
         options.push("encoding = 'latin-1'".to_string());

@@ -101,6 +101,13 @@ pub fn llama_verbose() -> Option<Lease> {
     lease(server(&SERVER, true))
 }
 
+/// Another verbose server of its own, for a second test that counts
+/// what the server reuses: no earlier test's prompt is in its cache.
+pub fn llama_verbose_other() -> Option<Lease> {
+    static SERVER: OnceLock<Option<LlamaServer>> = OnceLock::new();
+    lease(server(&SERVER, true))
+}
+
 fn server(
     cell: &'static OnceLock<Option<LlamaServer>>,
     verbose: bool,

@@ -61,6 +61,10 @@ impl App {
         }
         let mut actions = Vec::new();
         let esc_armed = std::mem::take(&mut self.esc_armed);
+        if esc_armed && key.code != KeyCode::Esc {
+            // The second Esc is no longer awaited: its hint goes too.
+            self.hint = None;
+        }
         match key.code {
             KeyCode::Char('c') if ctrl => return self.ctrl_c(),
             KeyCode::Char('d' | 'q') if ctrl => self.quit(&mut actions),

@@ -9,6 +9,17 @@
 #[global_allocator]
 static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
+/// The stack aiq runs on: the engines recurse over nested data (DuckDB's
+/// JSON functions over a value nested 100,000 deep), which the main
+/// thread's 8 MB does not hold. Only the pages used are ever touched.
+const STACK: usize = 512 * 1024 * 1024;
+
 fn main() {
-    std::process::exit(aiq::app::main());
+    let code = std::thread::Builder::new()
+        .name("aiq".into())
+        .stack_size(STACK)
+        .spawn(aiq::app::main)
+        .map(|running| running.join().unwrap_or(101))
+        .unwrap_or_else(|_| aiq::app::main());
+    std::process::exit(code);
 }

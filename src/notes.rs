@@ -257,11 +257,31 @@ with it. For example:
 
 /// Appends `line` as a list item to the notes of `key`; returns the file.
 /// Under the file's lock, so notes two processes add at once are both kept.
+/// The notes file's text ("" when there is none). A file that is not
+/// UTF-8 is an error naming the byte: rewriting it from a lossy reading
+/// would lose what a person wrote.
+pub fn read_existing(path: &Path) -> io::Result<String> {
+    match fs::read(path) {
+        Ok(bytes) => String::from_utf8(bytes).map_err(|e| {
+            io::Error::new(
+                io::ErrorKind::InvalidData,
+                format!(
+                    "{}: byte {} is not UTF-8; aiq leaves the file as it is (save it as UTF-8 with another editor first)",
+                    path.display(),
+                    e.utf8_error().valid_up_to()
+                ),
+            )
+        }),
+        Err(e) if e.kind() == io::ErrorKind::NotFound => Ok(String::new()),
+        Err(e) => Err(e),
+    }
+}
+
 pub fn append(home: &Path, key: &str, line: &str) -> io::Result<PathBuf> {
     let path = crate::home::notes_file(home, key);
     make_dirs(home, &path)?;
     crate::home::lock::exclusive(&path, || {
-        let mut text = fs::read_to_string(&path).unwrap_or_default();
+        let mut text = read_existing(&path)?;
         if !text.is_empty() && !text.ends_with('\n') {
             text.push('\n');
         }
@@ -278,7 +298,7 @@ pub fn append(home: &Path, key: &str, line: &str) -> io::Result<PathBuf> {
 pub fn replace_edited(home: &Path, path: &Path, original: &str, edited: &str) -> io::Result<usize> {
     make_dirs(home, path)?;
     crate::home::lock::exclusive(path, || {
-        let current = fs::read_to_string(path).unwrap_or_default();
+        let current = read_existing(path)?;
         let added = lines_added(original, &current);
         let mut text = edited.to_string();
         if !added.is_empty() && !text.is_empty() && !text.ends_with('\n') {

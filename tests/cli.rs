@@ -952,4 +952,20 @@ fn notes_that_are_not_utf8_are_read_with_a_warning() {
         err.contains("byte 43 is not UTF-8") && err.contains(".md"),
         "{err}"
     );
+    // Editing it would rewrite it from a lossy reading: refused, the file
+    // left as it is.
+    let out = sb
+        .aiq()
+        .args(["notes", "edit"])
+        .arg(&db)
+        .env("VISUAL", "true")
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2), "{}", stderr_of(&out));
+    assert!(
+        stderr_of(&out).contains("aiq leaves the file as it is"),
+        "{}",
+        stderr_of(&out)
+    );
+    assert_eq!(std::fs::read(&file).unwrap(), bytes);
 }

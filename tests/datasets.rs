@@ -699,3 +699,19 @@ fn a_deeply_nested_json_value_is_read_as_text() {
         );
     }
 }
+
+/// DuckDB's JSON functions recurse as deep as a value goes: a value
+/// nested 100,000 deep in a statement does not overflow aiq's stack.
+#[test]
+fn json_functions_over_a_deep_value_answer() {
+    let sb = Sandbox::new();
+    let file = sb.path().join("tiny.csv");
+    fs::write(&file, "a\n1\n").unwrap();
+    let (rows, err) = aiq_rows(
+        &sb,
+        file.to_str().unwrap(),
+        "SELECT length(json_structure(repeat('[', 100000) || repeat(']', 100000))::VARCHAR) AS n",
+        &[],
+    );
+    assert_eq!(rows, "200006\n", "{err}");
+}

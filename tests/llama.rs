@@ -409,16 +409,23 @@ fn a_long_chat_keeps_the_system_message_when_the_history_gives_way() {
     let mut reuse = Vec::new();
     for (i, question) in LONG_QUESTIONS.iter().enumerate() {
         let seen = evaluated(&log()).len();
-        let _ = thread.ask(question, &mut Quiet);
+        let asked = thread.ask(question, &mut Quiet);
         let mut first = None;
-        for _ in 0..300 {
+        for _ in 0..600 {
             first = evaluated(&log()).get(seen).copied().flatten();
             if first.is_some() {
                 break;
             }
             std::thread::sleep(std::time::Duration::from_millis(100));
         }
-        let first = first.expect("the server's figures for the turn's first request");
+        let first = first.unwrap_or_else(|| {
+            let log = log();
+            panic!(
+                "turn {}: no figures for the turn's first request ({asked:?}); the server's log ends:\n{}",
+                i + 1,
+                &log[log.len().saturating_sub(3000)..]
+            )
+        });
         let history: usize = thread.history().iter().map(|m| m.content.len()).sum();
         eprintln!(
             "turn {}: {} prompt tokens evaluated, {} reused; history {} bytes in {} messages",

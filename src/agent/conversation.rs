@@ -639,6 +639,9 @@ impl Conversation {
                     path.display()
                 )));
             }
+            Err(e) if e.kind() == std::io::ErrorKind::InvalidData => {
+                let _ = sink.event(Event::CommandFailed(format!("cannot add the note: {e}")));
+            }
             Err(e) => {
                 let _ = sink.event(Event::CommandFailed(format!(
                     "cannot write the note: {e} (check that $AIQ_HOME is writable)"

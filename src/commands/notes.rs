@@ -42,7 +42,8 @@ pub fn run(ctx: &Context<'_>, action: NotesCommand) -> Result<(), AiqError> {
             }
             // The editor works on a copy, so notes a chat adds meanwhile
             // (`/note`) are merged in, not overwritten, when it is saved.
-            let original = std::fs::read_to_string(&path).unwrap_or_default();
+            let original = crate::notes::read_existing(&path)
+                .map_err(|e| AiqError::Usage(format!("cannot edit the notes: {e}")))?;
             let copy = edit_copy(&path);
             notes::write(home, &copy, &original)
                 .map_err(|e| AiqError::Usage(format!("cannot write {}: {e}", copy.display())))?;

@@ -83,6 +83,9 @@ pub fn run(ctx: &Context<'_>, args: &McpArgs) -> Result<(), AiqError> {
     let server = AiqServer::new(tools, limits, audit::AuditLog::new(&ctx.config.home));
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)
+        // Statements run on these threads: DuckDB recurses over nested
+        // data as deep as a value goes (see main.rs).
+        .thread_stack_size(256 * 1024 * 1024)
         .enable_all()
         .build()
         .map_err(|e| AiqError::Usage(format!("cannot start the server: {e}")))?;

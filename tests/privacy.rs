@@ -310,9 +310,9 @@ fn notes_edit_opens_the_editor_on_the_sources_file() {
         "a new file starts with the example"
     );
     assert!(text.ends_with("- Orders with status test are not real.\n"));
+    // `aiq schema` prints each note once, with the tables it names.
     let out = sb.aiq().args(["schema", "crm"]).output().unwrap();
-    assert!(stdout_of(&out)
-        .contains("table orders (~2 rows) -- note: Orders with status test are not real."));
+    assert!(stdout_of(&out).contains("- Orders with status test are not real.  [tables: orders]"));
     // A file given directly has notes of its own, by its path.
     sb.aiq()
         .args(["notes", "edit", "./crm.db"])
@@ -328,5 +328,5 @@ fn notes_edit_opens_the_editor_on_the_sources_file() {
         .replace('/', "_");
     assert!(sb.home().join("notes").join(format!("{key}.md")).is_file());
     let out = sb.aiq().args(["schema", "crm.db"]).output().unwrap();
-    assert!(stdout_of(&out).contains("-- note: Orders with status test are not real."));
+    assert!(stdout_of(&out).contains("- Orders with status test are not real.  [tables: orders]"));
 }

@@ -90,7 +90,7 @@ fn lease(server: Option<&'static LlamaServer>) -> Option<Lease> {
 /// machine cannot run one and CI did not require it.
 pub fn llama() -> Option<Lease> {
     static SERVER: OnceLock<Option<LlamaServer>> = OnceLock::new();
-    lease(server(&SERVER, false))
+    lease(server(&SERVER, false, "llama"))
 }
 
 /// A server of its own for one test, telling in its log what each request
@@ -98,21 +98,22 @@ pub fn llama() -> Option<Lease> {
 /// `prompt eval time`): no other test's requests come between.
 pub fn llama_verbose() -> Option<Lease> {
     static SERVER: OnceLock<Option<LlamaServer>> = OnceLock::new();
-    lease(server(&SERVER, true))
+    lease(server(&SERVER, true, "llama-verbose"))
 }
 
 /// Another verbose server of its own, for a second test that counts
 /// what the server reuses: no earlier test's prompt is in its cache.
 pub fn llama_verbose_other() -> Option<Lease> {
     static SERVER: OnceLock<Option<LlamaServer>> = OnceLock::new();
-    lease(server(&SERVER, true))
+    lease(server(&SERVER, true, "llama-verbose-other"))
 }
 
 fn server(
     cell: &'static OnceLock<Option<LlamaServer>>,
     verbose: bool,
+    name: &str,
 ) -> Option<&'static LlamaServer> {
-    cell.get_or_init(|| match start(verbose) {
+    cell.get_or_init(|| match start(verbose, name) {
             Ok(server) => Some(server),
             Err(why) if std::env::var("AIQ_REQUIRE_SERVERS").as_deref() == Ok("1") => {
                 panic!("the llama.cpp server is required (AIQ_REQUIRE_SERVERS=1) but could not start: {why}")
@@ -165,7 +166,8 @@ fn gguf(python: &PathBuf) -> Result<PathBuf, String> {
     Ok(PathBuf::from(path))
 }
 
-fn start(verbose: bool) -> Result<LlamaServer, String> {
+/// A server whose files (its log among them) are in a folder of its own, `name`.
+fn start(verbose: bool, name: &str) -> Result<LlamaServer, String> {
     let python = venv()?;
     let gguf = gguf(&python)?;
     let check = Command::new(&python)
@@ -178,7 +180,7 @@ fn start(verbose: bool) -> Result<LlamaServer, String> {
             String::from_utf8_lossy(&check.stderr).trim()
         ));
     }
-    let dir = server_dir(if verbose { "llama-verbose" } else { "llama" })?;
+    let dir = server_dir(name)?;
     let port = free_port();
     let mut cmd = command(&python, None, Some(libc::SIGTERM));
     cmd.args(["-m", "llama_cpp.server", "--model"])

@@ -263,6 +263,17 @@ impl<W: Wire> HttpModel<W> {
         }
     }
 
+    /// The waits between retries: exponential with jitter, at most
+    /// `max_retries` of them (for a failed request and a broken reply alike).
+    pub(crate) fn backoff(&self) -> backon::ExponentialBackoff {
+        ExponentialBuilder::default()
+            .with_min_delay(Duration::from_millis(200))
+            .with_max_delay(Duration::from_secs(10))
+            .with_jitter()
+            .with_max_times(self.max_retries as usize)
+            .build()
+    }
+
     /// POSTs with retries on connection errors, timeouts, 429 and 5xx.
     pub(crate) async fn post(
         &self,
@@ -274,12 +285,7 @@ impl<W: Wire> HttpModel<W> {
         let provider = self.wire.provider();
         let url = self.wire.url();
         let shown = redact_url(&url);
-        let mut delays = ExponentialBuilder::default()
-            .with_min_delay(Duration::from_millis(200))
-            .with_max_delay(Duration::from_secs(10))
-            .with_jitter()
-            .with_max_times(self.max_retries as usize)
-            .build();
+        let mut delays = self.backoff();
         let mut attempt: u32 = 0;
         loop {
             attempt += 1;

@@ -4,9 +4,6 @@
 //! again once without streaming (on a fresh connection), so the user gets
 //! the server's own words.
 
-use std::time::Duration;
-
-use backon::{BackoffBuilder, ExponentialBuilder};
 use eventsource_stream::{Event, Eventsource};
 use futures_util::StreamExt;
 
@@ -28,12 +25,7 @@ impl<W: Wire> HttpModel<W> {
         // A reply that came broken (cut off, not JSON, an HTML page from a
         // proxy) is asked again like a 500, with backoff, up to
         // `max_retries` times.
-        let mut delays = ExponentialBuilder::default()
-            .with_min_delay(Duration::from_millis(200))
-            .with_max_delay(Duration::from_secs(10))
-            .with_jitter()
-            .with_max_times(self.max_retries as usize)
-            .build();
+        let mut delays = self.backoff();
         let mut attempt = 0;
         loop {
             match self.converse_once(request, plan, body, on_event).await {

@@ -820,16 +820,7 @@ fn shell_commands_notes_once_one_row_and_examples_not_kept() {
         "- Revenue counts orders whose status is delivered; customers.country is ISO.\n- The fiscal year starts in April.\n",
     )
     .unwrap();
-    let editor = sb.path().join("editor.sh");
-    std::fs::write(
-        &editor,
-        format!("#!/bin/sh\ncp '{}' \"$1\"\n", wanted.display()),
-    )
-    .unwrap();
-    {
-        use std::os::unix::fs::PermissionsExt;
-        std::fs::set_permissions(&editor, std::fs::Permissions::from_mode(0o755)).unwrap();
-    }
+    let editor = sb.script("editor.sh", &format!("cp '{}' \"$1\"", wanted.display()));
     sb.aiq()
         .args(["notes", "edit"])
         .arg(&db)
@@ -905,16 +896,10 @@ fn mcp_limits_are_checked_against_the_machine_at_start() {
 fn notes_that_are_not_utf8_are_read_with_a_warning() {
     let sb = Sandbox::new();
     let db = sb.shop_sqlite();
-    let editor = sb.path().join("editor.sh");
-    std::fs::write(
-        &editor,
-        "#!/bin/sh\nprintf -- '- Revenue counts delivered orders only, cafe.\\n' > \"$1\"\n",
-    )
-    .unwrap();
-    {
-        use std::os::unix::fs::PermissionsExt;
-        std::fs::set_permissions(&editor, std::fs::Permissions::from_mode(0o755)).unwrap();
-    }
+    let editor = sb.script(
+        "editor.sh",
+        "printf -- '- Revenue counts delivered orders only, cafe.\\n' > \"$1\"",
+    );
     sb.aiq()
         .args(["notes", "edit"])
         .arg(&db)

@@ -24,7 +24,7 @@ use common::least_privilege::{
 use common::llm::{ModelServer, Reply};
 use common::servers::PASSWORD;
 use common::ways::{self, Target};
-use common::{stderr_of, stdout_of, Sandbox};
+use common::{rss_kb, stderr_of, stdout_of, Sandbox};
 use serde_json::{json, Value};
 
 const SEED: u64 = 0x5eed_c1c1;
@@ -429,15 +429,6 @@ fn big_results_stream() {
     let status = child.wait().unwrap();
     assert_eq!(status.code(), Some(0));
     wait_running(c.first(), "aiq_stream_probe", false, Duration::from_secs(5));
-}
-
-fn rss_kb(pid: u32) -> u64 {
-    std::fs::read_to_string(format!("/proc/{pid}/status"))
-        .unwrap_or_default()
-        .lines()
-        .find_map(|l| l.strip_prefix("VmRSS:"))
-        .and_then(|v| v.trim().trim_end_matches(" kB").trim().parse().ok())
-        .unwrap_or(0)
 }
 
 #[test]

@@ -23,6 +23,16 @@ fn chat(sb: &Sandbox, server: &ModelServer, source: &str) -> OsSession {
     pty(sb, &[source.as_ref()], Some(server), "xterm")
 }
 
+/// The name of the one session `aiq sessions` lists.
+fn listed_session(sb: &Sandbox) -> String {
+    let listed = stdout_of(&sb.aiq().arg("sessions").output().unwrap());
+    listed
+        .split_whitespace()
+        .find(|w| w.starts_with("session_") && w.ends_with(".json"))
+        .unwrap_or_else(|| panic!("no session listed: {listed}"))
+        .to_string()
+}
+
 /// Waits for the prompt, then for the line editor to settle.
 fn prompt(p: &mut OsSession, label: &str) {
     p.expect(format!("aiq[{label}]> ")).unwrap();
@@ -268,12 +278,7 @@ fn a_session_is_restored_by_the_name_aiq_lists() {
     p.expect("aiq[shop.db]> ").unwrap();
     p.send_line("/exit").unwrap();
     p.expect(expectrl::Eof).unwrap();
-    let listed = stdout_of(&sb.aiq().arg("sessions").output().unwrap());
-    let name = listed
-        .split_whitespace()
-        .find(|w| w.starts_with("session_") && w.ends_with(".json"))
-        .unwrap_or_else(|| panic!("no session listed: {listed}"))
-        .to_string();
+    let name = listed_session(&sb);
     let bare = name.trim_end_matches(".json").to_string();
     let out = sb
         .aiq_with(&server, "openai")
@@ -318,12 +323,7 @@ fn a_question_that_got_no_answer_is_kept_as_failed() {
     p.expect("aiq[shop.db]> ").unwrap();
     p.send_line("/exit").unwrap();
     p.expect(expectrl::Eof).unwrap();
-    let listed = stdout_of(&sb.aiq().arg("sessions").output().unwrap());
-    let name = listed
-        .split_whitespace()
-        .find(|w| w.starts_with("session_") && w.ends_with(".json"))
-        .unwrap_or_else(|| panic!("no session listed: {listed}"))
-        .to_string();
+    let name = listed_session(&sb);
     let shown = stdout_of(&sb.aiq().args(["sessions", "show", &name]).output().unwrap());
     let after = |q: &str| {
         shown

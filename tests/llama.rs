@@ -213,6 +213,53 @@ fn evaluated(log: &str) -> Vec<Option<Evaluated>> {
     out
 }
 
+/// A conversation thread on the SQLite file `db` that asks `server` and
+/// never runs what the model writes: only the server's accounting counts.
+fn sql_only_thread(
+    sb: &Sandbox,
+    server: &LlamaServer,
+    db: std::path::PathBuf,
+) -> aiq::agent::Thread {
+    let settings = aiq::llm::Settings {
+        provider: aiq::llm::Provider::OpenAi,
+        model: MODEL.into(),
+        base_url: server.base(),
+        api_key: None,
+        timeout: std::time::Duration::from_secs(300),
+        max_retries: 0,
+        stream: true,
+        context_tokens: Some(N_CTX),
+        home: Some(sb.home()),
+    };
+    let model = aiq::llm::connect(&settings).unwrap();
+    let src = aiq::source::open(
+        &aiq::source::SourceSpec::Sqlite(db),
+        aiq::source::OpenOptions::default(),
+    )
+    .unwrap();
+    let catalog = src.introspect().unwrap();
+    let options = aiq::agent::ThreadOptions {
+        execute: false,
+        ..Default::default()
+    };
+    aiq::agent::Thread::new(model, src, catalog, options)
+}
+
+/// The server's figures for request `n` of its log (counted from 0), once
+/// it has written them (just after the reply ends), waiting `within`.
+fn figures(log: &dyn Fn() -> String, n: usize, within: std::time::Duration) -> Option<Evaluated> {
+    let until = std::time::Instant::now() + within;
+    loop {
+        if let Some(found) = evaluated(&log()).get(n).copied().flatten() {
+            return Some(found);
+        }
+        if std::time::Instant::now() >= until {
+            return None;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(100));
+    }
+}
+
 #[derive(Default)]
 struct Quiet;
 
@@ -259,29 +306,7 @@ fn follow_ups_evaluate_only_what_they_add() {
     };
     let sb = Sandbox::new();
     let db = sb.shop_sqlite();
-    let settings = aiq::llm::Settings {
-        provider: aiq::llm::Provider::OpenAi,
-        model: MODEL.into(),
-        base_url: server.base(),
-        api_key: None,
-        timeout: std::time::Duration::from_secs(300),
-        max_retries: 0,
-        stream: true,
-        context_tokens: Some(N_CTX),
-        home: Some(sb.home()),
-    };
-    let model = aiq::llm::connect(&settings).unwrap();
-    let src = aiq::source::open(
-        &aiq::source::SourceSpec::Sqlite(db),
-        aiq::source::OpenOptions::default(),
-    )
-    .unwrap();
-    let catalog = src.introspect().unwrap();
-    let options = aiq::agent::ThreadOptions {
-        execute: false,
-        ..Default::default()
-    };
-    let mut thread = aiq::agent::Thread::new(model, src, catalog, options);
+    let mut thread = sql_only_thread(&sb, &server, db);
     let log = || std::fs::read_to_string(&server.log).unwrap_or_default();
     let mut firsts = Vec::new();
     for question in QUESTIONS {
@@ -292,15 +317,8 @@ fn follow_ups_evaluate_only_what_they_add() {
         let _ = thread.ask(question, &mut Quiet);
         let took = started.elapsed();
         // The server writes its figures just after the reply ends.
-        let mut first = None;
-        for _ in 0..300 {
-            first = evaluated(&log()).get(seen).copied().flatten();
-            if first.is_some() {
-                break;
-            }
-            std::thread::sleep(std::time::Duration::from_millis(100));
-        }
-        let first = first.expect("the server's figures for the turn's first request");
+        let first = figures(&log, seen, std::time::Duration::from_secs(30))
+            .expect("the server's figures for the turn's first request");
         eprintln!(
             "{question:?}: {} prompt tokens evaluated in {:.0} ms, {} reused; the turn took {:.1} s",
             first.tokens,
@@ -377,29 +395,7 @@ fn a_long_chat_keeps_the_system_message_when_the_history_gives_way() {
     let demo = sb.aiq().arg("demo").output().unwrap();
     assert!(demo.status.success(), "{}", stderr_of(&demo));
     let db = sb.home().join("demo").join("shop.db");
-    let settings = aiq::llm::Settings {
-        provider: aiq::llm::Provider::OpenAi,
-        model: MODEL.into(),
-        base_url: server.base(),
-        api_key: None,
-        timeout: std::time::Duration::from_secs(300),
-        max_retries: 0,
-        stream: true,
-        context_tokens: Some(N_CTX),
-        home: Some(sb.home()),
-    };
-    let model = aiq::llm::connect(&settings).unwrap();
-    let src = aiq::source::open(
-        &aiq::source::SourceSpec::Sqlite(db),
-        aiq::source::OpenOptions::default(),
-    )
-    .unwrap();
-    let catalog = src.introspect().unwrap();
-    let options = aiq::agent::ThreadOptions {
-        execute: false,
-        ..Default::default()
-    };
-    let mut thread = aiq::agent::Thread::new(model, src, catalog, options);
+    let mut thread = sql_only_thread(&sb, &server, db);
     thread.set_notes(aiq::notes::Notes::load(
         &sb.home(),
         &aiq::notes::key("demo"),
@@ -410,15 +406,7 @@ fn a_long_chat_keeps_the_system_message_when_the_history_gives_way() {
     for (i, question) in LONG_QUESTIONS.iter().enumerate() {
         let seen = evaluated(&log()).len();
         let asked = thread.ask(question, &mut Quiet);
-        let mut first = None;
-        for _ in 0..600 {
-            first = evaluated(&log()).get(seen).copied().flatten();
-            if first.is_some() {
-                break;
-            }
-            std::thread::sleep(std::time::Duration::from_millis(100));
-        }
-        let first = first.unwrap_or_else(|| {
+        let first = figures(&log, seen, std::time::Duration::from_secs(60)).unwrap_or_else(|| {
             let log = log();
             panic!(
                 "turn {}: no figures for the turn's first request ({asked:?}); the server's log ends:\n{}",

@@ -8,7 +8,7 @@
 mod common;
 
 use common::mcp::{self, audit_lines, driver, Era, HttpServer, Target};
-use common::Sandbox;
+use common::{rss_kb, Sandbox};
 use serde_json::{json, Value};
 
 /// Keeps SQLite busy for many seconds, until interrupted.
@@ -350,15 +350,6 @@ fn initialize(url: &str) -> (u16, String) {
     let text = String::from_utf8_lossy(&answer).to_string();
     let code = text.get(9..12).and_then(|c| c.parse().ok()).unwrap_or(0);
     (code, text)
-}
-
-fn rss_kb(pid: u32) -> u64 {
-    std::fs::read_to_string(format!("/proc/{pid}/status"))
-        .unwrap_or_default()
-        .lines()
-        .find_map(|l| l.strip_prefix("VmRSS:"))
-        .and_then(|v| v.split_whitespace().next().and_then(|n| n.parse().ok()))
-        .unwrap_or(0)
 }
 
 /// Clients that start sessions and never end them: at most `[mcp]

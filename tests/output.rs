@@ -299,13 +299,7 @@ fn a_wide_result_goes_to_a_sideways_pager_whole() {
     let sb = Sandbox::new();
     let db = wide_db(&sb);
     let record = sb.path().join("paged.txt");
-    let pager = sb.path().join("less");
-    std::fs::write(&pager, format!("#!/bin/sh\ncat > '{}'\n", record.display())).unwrap();
-    #[cfg(unix)]
-    {
-        use std::os::unix::fs::PermissionsExt;
-        std::fs::set_permissions(&pager, std::fs::Permissions::from_mode(0o755)).unwrap();
-    }
+    let pager = sb.script("less", &format!("cat > '{}'", record.display()));
     let mut cmd = sb.std_aiq();
     cmd.arg(&db)
         .args(["-e", "SELECT * FROM people"])

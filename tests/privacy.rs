@@ -290,14 +290,10 @@ fn notes_edit_opens_the_editor_on_the_sources_file() {
     let sb = Sandbox::new();
     let db = database(&sb);
     configure(&sb, &db, "");
-    let editor = sb.path().join("editor.sh");
-    fs::write(
-        &editor,
-        "#!/bin/sh\necho '- Orders with status test are not real.' >> \"$1\"\n",
-    )
-    .unwrap();
-    use std::os::unix::fs::PermissionsExt;
-    fs::set_permissions(&editor, fs::Permissions::from_mode(0o755)).unwrap();
+    let editor = sb.script(
+        "editor.sh",
+        "echo '- Orders with status test are not real.' >> \"$1\"",
+    );
     sb.aiq()
         .args(["notes", "edit", "crm"])
         .env("EDITOR", &editor)

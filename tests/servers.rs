@@ -19,7 +19,7 @@ use common::least_privilege::{
 };
 use common::llm::{ModelServer, Reply};
 use common::servers::{self, Engine, Server, PASSWORD, USER};
-use common::{replace_bytes, stderr_of, stdout_of, Sandbox};
+use common::{replace_bytes, rss_kb, stderr_of, stdout_of, Sandbox};
 use serde_json::{json, Value};
 
 /// Held by the tests that write to the servers' tables or catalogs and by
@@ -662,15 +662,6 @@ fn big_results_stream() {
         let status = child.wait().unwrap();
         assert_eq!(status.code(), Some(0), "{:?}", server.engine);
     }
-}
-
-fn rss_kb(pid: u32) -> u64 {
-    std::fs::read_to_string(format!("/proc/{pid}/status"))
-        .unwrap_or_default()
-        .lines()
-        .find_map(|l| l.strip_prefix("VmRSS:"))
-        .and_then(|v| v.trim().trim_end_matches(" kB").trim().parse().ok())
-        .unwrap_or(0)
 }
 
 /// The `source` line of `aiq doctor SOURCE`, with `env` set.

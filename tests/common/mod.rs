@@ -51,6 +51,20 @@ impl Sandbox {
         self.dir.path()
     }
 
+    /// An executable shell script `name` in the sandbox (an editor, a
+    /// pager) running `body`.
+    pub fn script(&self, name: &str, body: &str) -> PathBuf {
+        let path = self.path().join(name);
+        fs::write(&path, format!("#!/bin/sh\n{body}\n")).expect("write the script");
+        #[cfg(unix)]
+        {
+            use std::os::unix::fs::PermissionsExt;
+            fs::set_permissions(&path, fs::Permissions::from_mode(0o755))
+                .expect("make it executable");
+        }
+        path
+    }
+
     pub fn home(&self) -> PathBuf {
         self.dir.path().join("home").join(".aiqconfig")
     }
@@ -230,6 +244,16 @@ pub fn replace_bytes(bytes: &[u8], from: &str, to: &str) -> Vec<u8> {
         }
     }
     out
+}
+
+/// A process's resident memory in kB (Linux's `/proc`; 0 where there is none).
+pub fn rss_kb(pid: u32) -> u64 {
+    std::fs::read_to_string(format!("/proc/{pid}/status"))
+        .unwrap_or_default()
+        .lines()
+        .find_map(|l| l.strip_prefix("VmRSS:"))
+        .and_then(|v| v.split_whitespace().next().and_then(|n| n.parse().ok()))
+        .unwrap_or(0)
 }
 
 pub fn stdout_of(output: &std::process::Output) -> String {

@@ -660,7 +660,7 @@ fn a_dataset_folder_given_itself_is_one_table() {
 #[test]
 fn a_deeply_nested_json_value_is_read_as_text() {
     let sb = Sandbox::new();
-    for depth in [1_500usize, 6_000, 52_006] {
+    for depth in [1_500usize, 6_000, 9_999] {
         let file = sb.path().join(format!("deep{depth}.jsonl"));
         let deep = format!("{}1{}", "[".repeat(depth), "]".repeat(depth));
         fs::write(
@@ -698,6 +698,85 @@ fn a_deeply_nested_json_value_is_read_as_text() {
             &csv[..csv.len().min(200)]
         );
     }
+}
+
+/// DuckDB works a JSON value's structure out by recursion on its own
+/// threads, whatever its depth: a value nested past 10,000 levels (objects
+/// or arrays, in JSON or JSON Lines, behind brackets inside strings) is
+/// refused with the line that holds it, before DuckDB reads the file; in
+/// a folder the other tables are served and the MCP server answers.
+#[test]
+fn a_value_nested_past_the_bound_is_refused_naming_its_line() {
+    let sb = Sandbox::new();
+    let lake = sb.path().join("lake");
+    fs::create_dir(&lake).unwrap();
+    fs::write(lake.join("good.csv"), "a\n1\n2\n").unwrap();
+    let cases = [
+        ("objects.jsonl", "{\"b\":", "}", 52_006usize),
+        ("arrays.jsonl", "[", "]", 300_000),
+        ("wrapped.json", "{\"c\": [", "]}", 10_001),
+    ];
+    for (name, open, close, depth) in cases {
+        let file = sb.path().join(name);
+        // Brackets in a string on the first line do not count; the deep
+        // value is on line 3.
+        let text = format!(
+            "{{\"id\": 1, \"v\": \"{}\"}}\n{{\"id\": 2, \"v\": 1}}\n{{\"id\": 3, \"v\": {}1{}}}\n",
+            "[{".repeat(20_000),
+            open.repeat(depth / open.matches(['[', '{']).count()),
+            close.repeat(depth / open.matches(['[', '{']).count()),
+        );
+        let text = if name.ends_with(".json") {
+            format!("[{}]", text.trim_end().replace('\n', ",\n"))
+        } else {
+            text
+        };
+        fs::write(&file, &text).unwrap();
+        let source = file.to_str().unwrap();
+        for args in [
+            vec!["schema", source],
+            vec![source, "-e", "SELECT count(*) FROM t", "-f", "csv"],
+        ] {
+            let out = sb.aiq().args(&args).output().unwrap();
+            let err = stderr_of(&out);
+            assert_eq!(out.status.code(), Some(3), "{name} {args:?}: {err}");
+            assert!(
+                err.contains(&format!(
+                    "line 3 holds a value nested more than 10,000 levels deep"
+                )) && err.contains(name),
+                "{name}: {err}"
+            );
+        }
+        fs::copy(&file, lake.join(name)).unwrap();
+    }
+    let out = sb
+        .aiq()
+        .arg(lake.to_str().unwrap())
+        .args(["-e", "SELECT sum(a) AS s FROM good", "-f", "csv"])
+        .output()
+        .unwrap();
+    let err = stderr_of(&out);
+    assert_eq!(out.status.code(), Some(0), "{err}");
+    assert_eq!(stdout_of(&out), "s\n3\n");
+    for (name, ..) in cases {
+        assert!(
+            err.contains(&format!("skipped {}", lake.join(name).display())),
+            "{err}"
+        );
+    }
+    // The MCP server over the folder answers.
+    let answer = common::mcp::stdio_call(
+        &sb,
+        &["mcp", lake.to_str().unwrap()],
+        "run_query",
+        serde_json::json!({"sql": "SELECT sum(a) AS s FROM good"}),
+    );
+    assert_eq!(answer["isError"], false, "{answer}");
+    assert_eq!(
+        answer["structuredContent"]["rows"],
+        serde_json::json!([[3]]),
+        "{answer}"
+    );
 }
 
 /// DuckDB's JSON functions recurse as deep as a value goes: a value

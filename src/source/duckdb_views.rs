@@ -18,7 +18,7 @@ use super::{quote_ident, quote_str, DataFileKind, SourceError};
 
 /// Changes whenever the views this module writes change, so a cached views
 /// database of an older aiq is never used.
-const VIEWS_VERSION: u32 = 5;
+const VIEWS_VERSION: u32 = 6;
 
 /// A partitioned Parquet dataset of at least this many files gets a
 /// [`Narrowing`]: below it, binding the whole view costs less than
@@ -161,6 +161,17 @@ fn create_view(
             .unwrap_or(false)
     {
         return Err("the file is empty".into());
+    }
+    if matches!(file.kind, DataFileKind::Json | DataFileKind::JsonLines) {
+        for part in file.files() {
+            super::json_depth::check(part).map_err(|deep| {
+                if file.is_dataset() {
+                    format!("{}: {deep}", part.display())
+                } else {
+                    deep.to_string()
+                }
+            })?;
+        }
     }
     let union = file.is_dataset() && schemas_differ(conn, file);
     let create = |latin1: bool, types: &[(String, String)]| {

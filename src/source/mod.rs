@@ -23,6 +23,7 @@ mod duckdb_narrow;
 mod duckdb_reads;
 mod duckdb_values;
 mod duckdb_views;
+mod json_depth;
 mod login;
 mod mysql;
 mod partitions;

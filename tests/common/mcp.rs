@@ -308,3 +308,48 @@ pub fn audit_lines(home: &Path) -> Vec<Value> {
         })
         .collect()
 }
+
+/// One `tools/call` of `tool` with `arguments` to `aiq ARGS` over stdio,
+/// in raw JSON-RPC frames (no SDK needed): its `result`, or its `error`.
+pub fn stdio_call(sb: &Sandbox, args: &[&str], tool: &str, arguments: Value) -> Value {
+    use std::io::Write;
+    let mut child = sb
+        .std_aiq()
+        .args(args)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .expect("start aiq mcp");
+    let mut stdin = child.stdin.take().expect("stdin");
+    let mut lines = BufReader::new(child.stdout.take().expect("stdout"));
+    let frames = [
+        serde_json::json!({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {
+            "protocolVersion": "2025-06-18", "capabilities": {},
+            "clientInfo": {"name": "raw", "version": "1"}}}),
+        serde_json::json!({"jsonrpc": "2.0", "method": "notifications/initialized"}),
+        serde_json::json!({"jsonrpc": "2.0", "id": 1, "method": "tools/call",
+            "params": {"name": tool, "arguments": arguments}}),
+    ];
+    for frame in frames {
+        writeln!(stdin, "{frame}").expect("write a frame");
+    }
+    stdin.flush().expect("flush");
+    let mut line = String::new();
+    let answer = loop {
+        line.clear();
+        let n = lines.read_line(&mut line).expect("read aiq mcp");
+        assert!(n > 0, "aiq mcp ended without answering the call");
+        let v: Value = serde_json::from_str(&line).expect("a JSON-RPC frame");
+        if v["id"] == 1 {
+            break v;
+        }
+    };
+    drop(stdin);
+    let _ = child.wait();
+    if answer.get("error").is_some() {
+        answer["error"].clone()
+    } else {
+        answer["result"].clone()
+    }
+}

@@ -326,23 +326,25 @@ fn the_memory_ceiling_comes_from_the_config_and_a_query_beyond_it_fails_clearly(
     );
 }
 
-/// The status code and body of a raw `POST /mcp` carrying an `initialize`
-/// with the token: a client starting a session and never ending it.
-fn initialize(url: &str) -> (u16, String) {
+/// An HTTP POST of `body` to the server at `url` with the token (and the
+/// session's id when given), read to its end: its status and its text.
+fn post(url: &str, session: Option<&str>, body: &str) -> (u16, String) {
     use std::io::{Read, Write};
     let addr = url
         .trim_start_matches("http://")
         .trim_end_matches("/mcp")
         .to_string();
-    let body = r#"{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"raw","version":"1"}}}"#;
+    let session = session
+        .map(|id| format!("Mcp-Session-Id: {id}\r\n"))
+        .unwrap_or_default();
     let request = format!(
-        "POST /mcp HTTP/1.1\r\nHost: {addr}\r\nContent-Type: application/json\r\nAccept: application/json, text/event-stream\r\nAuthorization: Bearer {}\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{body}",
+        "POST /mcp HTTP/1.1\r\nHost: {addr}\r\nContent-Type: application/json\r\nAccept: application/json, text/event-stream\r\nAuthorization: Bearer {}\r\n{session}Content-Length: {}\r\nConnection: close\r\n\r\n{body}",
         mcp::HTTP_TOKEN,
         body.len()
     );
     let mut stream = std::net::TcpStream::connect(&addr).unwrap();
     stream
-        .set_read_timeout(Some(std::time::Duration::from_secs(10)))
+        .set_read_timeout(Some(std::time::Duration::from_secs(30)))
         .unwrap();
     stream.write_all(request.as_bytes()).unwrap();
     let mut answer = Vec::new();
@@ -350,6 +352,68 @@ fn initialize(url: &str) -> (u16, String) {
     let text = String::from_utf8_lossy(&answer).to_string();
     let code = text.get(9..12).and_then(|c| c.parse().ok()).unwrap_or(0);
     (code, text)
+}
+
+/// `initialize` over HTTP: a client starting a session and never ending it.
+fn initialize(url: &str) -> (u16, String) {
+    post(
+        url,
+        None,
+        r#"{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"raw","version":"1"}}}"#,
+    )
+}
+
+/// A call that runs longer than `[mcp] session_idle_secs` is answered: a
+/// session with a request being answered is never idle.
+#[test]
+fn a_long_call_outlives_the_idle_limit() {
+    let sb = Sandbox::new();
+    sb.write_config("[mcp]\nsession_idle_secs = 1\n");
+    let db = sb.shop_sqlite().display().to_string();
+    let http = HttpServer::start(&sb, &[&db]);
+    let (code, text) = initialize(&http.url);
+    assert_eq!(code, 200, "{text}");
+    let session = text
+        .lines()
+        .find_map(|l| {
+            let (name, value) = l.split_once(':')?;
+            name.eq_ignore_ascii_case("mcp-session-id")
+                .then(|| value.trim().to_string())
+        })
+        .expect("a session id");
+    let (code, text) = post(
+        &http.url,
+        Some(&session),
+        r#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#,
+    );
+    assert_eq!(code, 202, "{text}");
+    // About four seconds of counting in SQLite.
+    let slow = "WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM c WHERE x < 12000000) SELECT count(*) AS n FROM c";
+    let call = serde_json::json!({"jsonrpc": "2.0", "id": 2, "method": "tools/call",
+        "params": {"name": "run_query", "arguments": {"sql": slow}}});
+    let started = std::time::Instant::now();
+    let (code, text) = post(&http.url, Some(&session), &call.to_string());
+    let took = started.elapsed();
+    assert_eq!(code, 200, "{text}");
+    assert!(
+        took > std::time::Duration::from_millis(2500),
+        "the call took {took:?}: not longer than the idle limit and its sweep"
+    );
+    assert!(text.contains("12000000"), "{text}");
+    // The session is still open after its call, until it is idle.
+    let (code, text) = post(
+        &http.url,
+        Some(&session),
+        r#"{"jsonrpc":"2.0","id":3,"method":"tools/list"}"#,
+    );
+    assert_eq!(code, 200, "{text}");
+    std::thread::sleep(std::time::Duration::from_millis(2000));
+    let (code, text) = post(
+        &http.url,
+        Some(&session),
+        r#"{"jsonrpc":"2.0","id":4,"method":"tools/list"}"#,
+    );
+    assert_eq!(code, 404, "{text}");
 }
 
 /// Clients that start sessions and never end them: at most `[mcp]

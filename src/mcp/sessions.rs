@@ -3,6 +3,8 @@
 //! `[mcp] session_idle_secs` is closed, and no more than `[mcp]
 //! max_sessions` are open at once (a client that opens one more is told
 //! so with a 503), so clients that never say goodbye cannot fill memory.
+//! A session with a request still being answered is never idle, however
+//! long the call runs.
 
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
@@ -26,20 +28,56 @@ pub struct SessionLimits {
     pub max: usize,
 }
 
+/// When a session was last asked something, and how many of its requests
+/// are being answered now.
+#[derive(Debug, Clone, Copy)]
+struct Seen {
+    at: Instant,
+    answering: usize,
+}
+
+impl Seen {
+    fn now() -> Seen {
+        Seen {
+            at: Instant::now(),
+            answering: 0,
+        }
+    }
+}
+
 /// rmcp's session manager, each session's last request noted.
 pub struct Sessions {
     inner: LocalSessionManager,
-    seen: Mutex<HashMap<SessionId, Instant>>,
+    seen: Arc<Mutex<HashMap<SessionId, Seen>>>,
     limits: SessionLimits,
+}
+
+/// Held by a request's answer stream: the session counts as answering
+/// until the stream ends (answered, or the client went away).
+struct Answering {
+    seen: Arc<Mutex<HashMap<SessionId, Seen>>>,
+    id: SessionId,
+}
+
+impl Drop for Answering {
+    fn drop(&mut self) {
+        if let Ok(mut seen) = self.seen.lock() {
+            if let Some(seen) = seen.get_mut(&self.id) {
+                seen.answering = seen.answering.saturating_sub(1);
+                seen.at = Instant::now();
+            }
+        }
+    }
 }
 
 impl Sessions {
     pub fn new(limits: SessionLimits) -> Arc<Sessions> {
         let mut inner = LocalSessionManager::default();
-        inner.session_config.keep_alive = Some(limits.idle);
+        // rmcp's own timer counts a long call as idle; ours does not.
+        inner.session_config.keep_alive = None;
         Arc::new(Sessions {
             inner,
-            seen: Mutex::new(HashMap::new()),
+            seen: Arc::new(Mutex::new(HashMap::new())),
             limits,
         })
     }
@@ -55,9 +93,24 @@ impl Sessions {
 
     fn touch(&self, id: &SessionId) {
         if let Ok(mut seen) = self.seen.lock() {
-            if let Some(at) = seen.get_mut(id) {
-                *at = Instant::now();
+            if let Some(seen) = seen.get_mut(id) {
+                seen.at = Instant::now();
             }
+        }
+    }
+
+    /// Counts a request of session `id` as being answered until the
+    /// returned guard is dropped.
+    fn answering(&self, id: &SessionId) -> Answering {
+        if let Ok(mut seen) = self.seen.lock() {
+            if let Some(seen) = seen.get_mut(id) {
+                seen.answering += 1;
+                seen.at = Instant::now();
+            }
+        }
+        Answering {
+            seen: Arc::clone(&self.seen),
+            id: id.clone(),
         }
     }
 
@@ -67,7 +120,9 @@ impl Sessions {
         let idle: Vec<SessionId> = match self.seen.lock() {
             Ok(seen) => seen
                 .iter()
-                .filter(|(_, at)| now.duration_since(**at) > self.limits.idle)
+                .filter(|(_, seen)| {
+                    seen.answering == 0 && now.duration_since(seen.at) > self.limits.idle
+                })
                 .map(|(id, _)| id.clone())
                 .collect(),
             Err(_) => Vec::new(),
@@ -107,7 +162,7 @@ impl SessionManager for Sessions {
     async fn create_session(&self) -> Result<(SessionId, Self::Transport), Self::Error> {
         let (id, transport) = self.inner.create_session().await?;
         if let Ok(mut seen) = self.seen.lock() {
-            seen.insert(id.clone(), Instant::now());
+            seen.insert(id.clone(), Seen::now());
         }
         Ok((id, transport))
     }
@@ -137,8 +192,12 @@ impl SessionManager for Sessions {
         id: &SessionId,
         message: ClientJsonRpcMessage,
     ) -> Result<impl Stream<Item = ServerSseMessage> + Send + Sync + 'static, Self::Error> {
-        self.touch(id);
-        self.inner.create_stream(id, message).await
+        let answering = self.answering(id);
+        let stream = self.inner.create_stream(id, message).await?;
+        Ok(futures_util::StreamExt::map(stream, move |event| {
+            let _held = &answering;
+            event
+        }))
     }
 
     async fn accept_message(

@@ -583,6 +583,19 @@ fn malformed_requests_get_errors_and_the_server_goes_on() {
             "aiq ended: {by_id:?}"
         );
         let v: Value = serde_json::from_str(&line).expect("only JSON-RPC on stdout");
+        // `[1, 2, 3]` is a batch of three invalid requests: three errors
+        // in one array, as the JSON-RPC 2.0 specification's example has.
+        if let Some(batch) = v.as_array() {
+            assert_eq!(batch.len(), 3, "{v}");
+            assert!(
+                batch
+                    .iter()
+                    .all(|e| e["error"]["code"] == -32600 && e["id"].is_null()),
+                "{v}"
+            );
+            without_id += 1;
+            continue;
+        }
         match v["id"].as_i64() {
             Some(id) => {
                 by_id.insert(id, v);
@@ -1126,20 +1139,22 @@ fn every_stdio_request_gets_an_answer() {
         .spawn()
         .unwrap();
     let mut stdin = child.stdin.take().unwrap();
-    let (lines_tx, lines) = std::sync::mpsc::channel::<Value>();
+    let (lines_tx, lines) = std::sync::mpsc::channel::<String>();
     let stdout = child.stdout.take().unwrap();
     std::thread::spawn(move || {
         for line in BufReader::new(stdout).lines().map_while(Result::ok) {
-            if let Ok(v) = serde_json::from_str(&line) {
-                let _ = lines_tx.send(v);
-            }
+            let _ = lines_tx.send(line);
         }
     });
-    let next = || {
-        lines
+    // The next answer as written, and as JSON.
+    let next_raw = || {
+        let line = lines
             .recv_timeout(Duration::from_secs(20))
-            .expect("an answer")
+            .expect("an answer");
+        let value: Value = serde_json::from_str(&line).expect("a JSON answer");
+        (line, value)
     };
+    let next = || next_raw().1;
     let mut send = |bytes: &[u8]| {
         stdin.write_all(bytes).unwrap();
         stdin.write_all(b"\n").unwrap();
@@ -1209,6 +1224,97 @@ fn every_stdio_request_gets_an_answer() {
             .as_array()
             .is_some_and(|t| !t.is_empty()),
         "{answer}"
+    );
+    // The id comes back exactly as written, and the fault is named where
+    // the SDK would answer without an id or call a known method unknown.
+    let named: [(&[u8], &str, i64, &str); 7] = [
+        (
+            br#"{"jsonrpc":"2.0","id":123456789012345678901234567890,"method":"ping"}"#,
+            "123456789012345678901234567890",
+            -32600,
+            "at most 64 bits",
+        ),
+        (
+            br#"{"jsonrpc":"2.0","id":18446744073709551615,"method":"ping"}"#,
+            "18446744073709551615",
+            -32600,
+            "at most 64 bits",
+        ),
+        (
+            br#"{"jsonrpc":"2.0","id":13,"method":"tools/list","params":{"_meta":5}}"#,
+            "13",
+            -32602,
+            "`_meta`",
+        ),
+        (
+            br#"{"jsonrpc":"2.0","id":14,"method":"tools/call","params":{"arguments":{}}}"#,
+            "14",
+            -32602,
+            "tools/call needs `name`",
+        ),
+        (
+            br#"{"jsonrpc":"2.0","id":15,"method":"tools/call","params":{"name":"run_query","arguments":{"sql":"SELECT 1","n":1e400}}}"#,
+            "15",
+            -32602,
+            "number out of range",
+        ),
+        (
+            br#"{"jsonrpc":"2.0","id":16,"id":16,"method":"ping"}"#,
+            "null",
+            -32600,
+            "`id` appears twice",
+        ),
+        (
+            br#"[{"jsonrpc":"2.0","id":17,"method":"ping"}]"#,
+            "17",
+            -32600,
+            "one message per line",
+        ),
+    ];
+    for (frame, id, code, says) in named {
+        send(frame);
+        let (line, answer) = next_raw();
+        let first = answer.as_array().map_or(&answer, |a| &a[0]);
+        assert!(line.contains(&format!("\"id\":{id}")), "{line}");
+        assert_eq!(first["error"]["code"], code, "{line}");
+        assert!(
+            first["error"]["message"].as_str().unwrap().contains(says),
+            "{line}"
+        );
+    }
+    // A byte order mark before the JSON is read past.
+    send(b"\xef\xbb\xbf{\"jsonrpc\":\"2.0\",\"id\":18,\"method\":\"ping\"}");
+    let answer = next();
+    assert_eq!(
+        (answer["id"].clone(), answer["result"].clone()),
+        (json!(18), json!({}))
+    );
+    // An id still in flight is not taken twice: the second request is
+    // refused at once, the first is answered, then the id is free again.
+    let slow = "WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM c WHERE x < 12000000) SELECT count(*) AS n FROM c";
+    send(
+        json!({"jsonrpc": "2.0", "id": 50, "method": "tools/call",
+            "params": {"name": "run_query", "arguments": {"sql": slow}}})
+        .to_string()
+        .as_bytes(),
+    );
+    send(br#"{"jsonrpc":"2.0","id":50,"method":"ping"}"#);
+    let refused = next();
+    assert_eq!(refused["id"], 50, "{refused}");
+    assert!(
+        refused["error"]["message"]
+            .as_str()
+            .is_some_and(|m| m.contains("id 50 is in use")),
+        "{refused}"
+    );
+    let answered = next();
+    assert_eq!(answered["id"], 50, "{answered}");
+    assert!(answered.to_string().contains("12000000"), "{answered}");
+    send(br#"{"jsonrpc":"2.0","id":50,"method":"ping"}"#);
+    let again = next();
+    assert_eq!(
+        (again["id"].clone(), again["result"].clone()),
+        (json!(50), json!({}))
     );
     drop(stdin);
     let status = child.wait().unwrap();

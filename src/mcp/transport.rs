@@ -36,11 +36,18 @@ pub async fn stdio(server: AiqServer) -> Result<(), AiqError> {
     let (filter_end, sdk_in) = tokio::io::duplex(PIPE);
     let (sdk_out, writer_end) = tokio::io::duplex(PIPE);
     let (answers, answered) = tokio::sync::mpsc::unbounded_channel();
-    let reading = tokio::spawn(super::frames::read_in(stdin, filter_end, answers));
+    let in_flight = super::frames::InFlight::default();
+    let reading = tokio::spawn(super::frames::read_in(
+        stdin,
+        filter_end,
+        answers,
+        in_flight.clone(),
+    ));
     let writing = tokio::spawn(super::frames::write_out(
         writer_end,
         answered,
         tokio::io::stdout(),
+        in_flight,
     ));
     let running = server
         .serve((sdk_in, sdk_out))

@@ -49,33 +49,44 @@ pub struct Example {
 pub struct Store {
     pub examples: Vec<Example>,
     /// Lines that were not an example (broken JSON, an empty question or
-    /// SQL), as they were written, each with the number of examples
-    /// before it: a save writes them back where they were, since the file
-    /// is people's work.
-    pub kept: Vec<(usize, String)>,
-    /// How many lines are in `kept`.
+    /// SQL, bytes that are not UTF-8, blank lines), byte for byte as they
+    /// were written, each with the number of examples before it: a save
+    /// writes them back where they were, since the file is people's work.
+    pub kept: Vec<(usize, Vec<u8>)>,
+    /// How many lines in `kept` are not blank.
     pub skipped: usize,
 }
 
 impl Store {
-    /// Reads JSONL. Blank lines are ignored; a line that is not an example
-    /// is counted in `skipped` and the rest still load, because the file is
-    /// people's work and may have been edited by hand.
+    /// Reads JSONL. A line that is not an example is counted in `skipped`
+    /// and kept with the blank ones, and the rest still load, because the
+    /// file is people's work and may have been edited by hand.
     pub fn parse(text: &str) -> Store {
+        Store::parse_bytes(text.as_bytes())
+    }
+
+    /// [`Store::parse`] of a file's bytes: a line that is not UTF-8 is one
+    /// that is not an example, not a reason to refuse the file.
+    pub fn parse_bytes(bytes: &[u8]) -> Store {
         let mut store = Store::default();
         // A file saved by a Windows editor may start with a byte order mark.
-        let text = text.strip_prefix('\u{feff}').unwrap_or(text);
-        for raw in text.lines() {
-            let line = raw.trim();
-            if line.is_empty() {
+        let bytes = bytes.strip_prefix("\u{feff}".as_bytes()).unwrap_or(bytes);
+        let bytes = bytes.strip_suffix(b"\n").unwrap_or(bytes);
+        if bytes.is_empty() {
+            return store;
+        }
+        for raw in bytes.split(|&b| b == b'\n') {
+            let line = std::str::from_utf8(raw).map(str::trim);
+            if line.is_ok_and(str::is_empty) {
+                store.kept.push((store.examples.len(), raw.to_vec()));
                 continue;
             }
-            match serde_json::from_str::<Example>(line) {
-                Ok(ex) if !ex.question.trim().is_empty() && !ex.sql.trim().is_empty() => {
+            match line.map(serde_json::from_str::<Example>) {
+                Ok(Ok(ex)) if !ex.question.trim().is_empty() && !ex.sql.trim().is_empty() => {
                     store.examples.push(ex)
                 }
                 _ => {
-                    store.kept.push((store.examples.len(), raw.to_string()));
+                    store.kept.push((store.examples.len(), raw.to_vec()));
                     store.skipped += 1;
                 }
             }
@@ -86,8 +97,8 @@ impl Store {
     /// Reads the file at `path`; a source nobody confirmed anything for
     /// yet has no file, which is an empty store, not an error.
     pub fn load(path: &Path) -> io::Result<Store> {
-        match fs::read_to_string(path) {
-            Ok(text) => Ok(Store::parse(&text)),
+        match fs::read(path) {
+            Ok(bytes) => Ok(Store::parse_bytes(&bytes)),
             Err(e) if e.kind() == io::ErrorKind::NotFound => Ok(Store::default()),
             Err(e) => Err(e),
         }
@@ -95,24 +106,24 @@ impl Store {
 
     /// One JSON object a line, in store order, and the lines that were
     /// not examples where they were.
-    pub fn to_jsonl(&self) -> String {
-        let mut out = String::new();
+    pub fn to_jsonl(&self) -> Vec<u8> {
+        let mut out = Vec::new();
         let mut kept = self.kept.iter().peekable();
         for (i, ex) in self.examples.iter().enumerate() {
             while let Some((_, line)) = kept.next_if(|(at, _)| *at <= i) {
-                out.push_str(line);
-                out.push('\n');
+                out.extend_from_slice(line);
+                out.push(b'\n');
             }
             // Serializing plain strings cannot fail; should it ever, the
             // example is left out rather than the file cut short.
             if let Ok(line) = serde_json::to_string(ex) {
-                out.push_str(&line);
-                out.push('\n');
+                out.extend_from_slice(line.as_bytes());
+                out.push(b'\n');
             }
         }
         for (_, line) in kept {
-            out.push_str(line);
-            out.push('\n');
+            out.extend_from_slice(line);
+            out.push(b'\n');
         }
         out
     }
@@ -124,8 +135,8 @@ impl Store {
         if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
             crate::home::create_private_dir(dir)?;
         }
-        let text = self.to_jsonl();
-        crate::home::write_atomic(path, |f| f.write_all(text.as_bytes()))
+        let bytes = self.to_jsonl();
+        crate::home::write_atomic(path, |f| f.write_all(&bytes))
     }
 
     /// Remembers `question` with `sql`. Asking the same question again
@@ -181,11 +192,34 @@ impl Store {
         Ok(&self.examples[last])
     }
 
-    /// Forgets the example with `id`; false when there is none.
-    pub fn remove(&mut self, id: &str) -> bool {
-        let before = self.examples.len();
-        self.examples.retain(|ex| ex.id != id);
-        self.examples.len() != before
+    /// Forgets the example with `id`; false when there is none. Two
+    /// examples with one id (a line written by hand) are not guessed
+    /// between: that is an error naming them. The lines around it stay
+    /// where they were.
+    pub fn remove(&mut self, id: &str) -> Result<bool, String> {
+        let at: Vec<usize> = (0..self.examples.len())
+            .filter(|&i| self.examples[i].id == id)
+            .collect();
+        match at[..] {
+            [] => Ok(false),
+            [i] => {
+                self.examples.remove(i);
+                for (before, _) in &mut self.kept {
+                    if *before > i {
+                        *before -= 1;
+                    }
+                }
+                Ok(true)
+            }
+            _ => Err(format!(
+                "{} examples have id {id} ({}): give one of them another id in the file, then remove it",
+                at.len(),
+                at.iter()
+                    .map(|&i| format!("{:?}", self.examples[i].question))
+                    .collect::<Vec<_>>()
+                    .join(" and ")
+            )),
+        }
     }
 }
 
@@ -1098,16 +1132,59 @@ mod tests {
         let ids: Vec<&str> = store.examples.iter().map(|e| e.id.as_str()).collect();
         assert_eq!(ids, ["1", "4"]);
         assert_eq!(store.examples[1].added, "");
-        // Written back, the lines that are not examples stay where they were.
-        let again = store.to_jsonl();
+        // Written back, the lines that are not examples (blank ones too)
+        // stay where they were.
+        let again = String::from_utf8(store.to_jsonl()).unwrap();
         let lines: Vec<&str> = again.lines().collect();
-        assert_eq!(lines.len(), 5, "{again}");
+        assert_eq!(lines.len(), 7, "{again}");
         assert!(lines[0].contains("\"id\":\"1\""), "{again}");
-        assert_eq!(lines[1], "not json");
-        assert!(lines[2].contains("\"question\":\"\""), "{again}");
-        assert_eq!(lines[3], r#"{"id":"3","question":"q three"}"#);
-        assert!(lines[4].contains("\"id\":\"4\""), "{again}");
+        assert_eq!(&lines[1..3], ["", "   "]);
+        assert_eq!(lines[3], "not json");
+        assert!(lines[4].contains("\"question\":\"\""), "{again}");
+        assert_eq!(lines[5], r#"{"id":"3","question":"q three"}"#);
+        assert!(lines[6].contains("\"id\":\"4\""), "{again}");
         assert_eq!(Store::parse(&again), store);
+    }
+
+    /// A line that is not UTF-8 is kept byte for byte and the examples
+    /// around it still load; removing an example leaves every other line
+    /// where it was; two examples with one id are not guessed between.
+    #[test]
+    fn hand_written_lines_stay_as_they_were() {
+        let mut text = Vec::new();
+        text.extend_from_slice(
+            br#"{"id":"1","question":"q one","sql":"SELECT 1","added":"","schema":""}"#,
+        );
+        text.extend_from_slice(b"\nnot \xff utf-8\r\n\n");
+        text.extend_from_slice(
+            br#"{"id":"2","question":"q two","sql":"SELECT 2","added":"","schema":""}"#,
+        );
+        text.extend_from_slice(b"\n# a note\n");
+        text.extend_from_slice(
+            br#"{"id":"3","question":"q three","sql":"SELECT 3","added":"","schema":""}"#,
+        );
+        text.push(b'\n');
+        let mut store = Store::parse_bytes(&text);
+        assert_eq!((store.examples.len(), store.skipped), (3, 2));
+        assert_eq!(store.to_jsonl(), text);
+        assert_eq!(store.remove("1"), Ok(true));
+        let without_first = store.to_jsonl();
+        assert_eq!(
+            without_first,
+            text[text.iter().position(|&b| b == b'\n').unwrap() + 1..].to_vec()
+        );
+        assert_eq!(store.remove("3"), Ok(true));
+        let tail = String::from_utf8_lossy(&store.to_jsonl()).into_owned();
+        assert!(tail.ends_with("\"schema\":\"\"}\n# a note\n"), "{tail:?}");
+        store
+            .examples
+            .push(example("2", "q two again", "SELECT 22"));
+        let two = store.remove("2").unwrap_err();
+        assert!(
+            two.contains("2 examples have id 2") && two.contains("q two again"),
+            "{two}"
+        );
+        assert_eq!(store.examples.len(), 2);
     }
 
     #[test]
@@ -1120,7 +1197,7 @@ mod tests {
             skipped: 0,
             kept: Vec::new(),
         };
-        let text = store.to_jsonl();
+        let text = String::from_utf8(store.to_jsonl()).unwrap();
         assert_eq!(text.lines().count(), 2);
         assert_eq!(Store::parse(&text), store);
     }
@@ -1169,9 +1246,9 @@ mod tests {
             skipped: 0,
             kept: Vec::new(),
         };
-        assert!(store.remove("3"));
-        assert!(!store.remove("3"));
-        assert!(!store.remove("99"));
+        assert_eq!(store.remove("3"), Ok(true));
+        assert_eq!(store.remove("3"), Ok(false));
+        assert_eq!(store.remove("99"), Ok(false));
         assert_eq!(store.examples.len(), 5);
         assert!(store.examples.iter().all(|e| e.id != "3"));
     }
@@ -1188,7 +1265,7 @@ mod tests {
             kept: Vec::new(),
         };
         store.save_atomic(&path).unwrap();
-        store.remove("1");
+        store.remove("1").unwrap();
         store.save_atomic(&path).unwrap();
         assert_eq!(Store::load(&path).unwrap(), store);
         let names: Vec<String> = fs::read_dir(path.parent().unwrap())

@@ -97,17 +97,37 @@ pub fn append_line(path: &Path, line: &str) -> std::io::Result<()> {
         create_private_dir(dir)?;
     }
     let mut options = fs::OpenOptions::new();
-    options.create(true).append(true);
+    options.create(true).append(true).read(true);
     #[cfg(unix)]
     {
         use std::os::unix::fs::OpenOptionsExt;
         options.mode(0o600);
     }
     let mut file = options.open(path)?;
-    let mut bytes = Vec::with_capacity(line.len() + 1);
+    let mut bytes = Vec::with_capacity(line.len() + 2);
+    // A line a killed process left half written ends where it ends: this
+    // one starts on a line of its own, not glued to it.
+    if ends_unfinished(&file) {
+        bytes.push(b'\n');
+    }
     bytes.extend_from_slice(line.as_bytes());
     bytes.push(b'\n');
     file.write_all(&bytes)
+}
+
+/// Whether `file` is not empty and its last byte is not a newline.
+#[cfg(not(unix))]
+fn ends_unfinished(_file: &fs::File) -> bool {
+    false
+}
+
+/// Whether `file` is not empty and its last byte is not a newline.
+#[cfg(unix)]
+fn ends_unfinished(file: &fs::File) -> bool {
+    use std::os::unix::fs::FileExt;
+    let len = file.metadata().map(|m| m.len()).unwrap_or(0);
+    let mut last = [0u8];
+    len > 0 && file.read_at(&mut last, len - 1).is_ok() && last[0] != b'\n'
 }
 
 /// Where cached catalogs live.

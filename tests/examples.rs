@@ -257,3 +257,82 @@ fn a_hand_edited_line_is_kept_through_adds_and_removes() {
         "{after}"
     );
 }
+
+/// An examples file with a line that is not UTF-8 and blank lines stays
+/// usable: `list` shows the examples and says a line is not one, `add`
+/// and `rm` write every other line back byte for byte where it was, and
+/// `rm` of an id two examples share is refused, the file untouched.
+#[test]
+fn a_line_that_is_not_utf8_and_blank_lines_are_kept_byte_for_byte() {
+    let sb = Sandbox::new();
+    let db = sb.shop_sqlite();
+    let db = db.to_str().unwrap();
+    let out = run(
+        &sb,
+        &[
+            "examples",
+            "add",
+            db,
+            "--question",
+            "Customers",
+            "--sql",
+            "SELECT count(*) FROM customers",
+        ],
+    );
+    assert_eq!(out.status.code(), Some(0), "{}", stderr_of(&out));
+    let file = std::path::PathBuf::from(stdout_of(&out).trim().rsplit(" in ").next().unwrap());
+    let mut bytes = std::fs::read(&file).unwrap();
+    let hand: &[u8] = b"\n   \n# caf\xe9 (Latin-1, not UTF-8)\r\n\n";
+    bytes.extend_from_slice(hand);
+    std::fs::write(&file, &bytes).unwrap();
+    let out = run(&sb, &["examples", "list", db]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr_of(&out));
+    assert!(stdout_of(&out).contains("Customers"));
+    assert!(
+        stderr_of(&out).contains("1 line(s) are not examples"),
+        "{}",
+        stderr_of(&out)
+    );
+    let out = run(
+        &sb,
+        &[
+            "examples",
+            "add",
+            db,
+            "--question",
+            "Orders",
+            "--sql",
+            "SELECT count(*) FROM orders",
+        ],
+    );
+    assert_eq!(out.status.code(), Some(0), "{}", stderr_of(&out));
+    let after = std::fs::read(&file).unwrap();
+    assert!(
+        after.starts_with(&bytes),
+        "{}",
+        String::from_utf8_lossy(&after)
+    );
+    // The first example removed: the hand-written lines (the first of
+    // them blank) are where they were, now at the file's start.
+    let out = run(&sb, &["examples", "rm", db, "1"]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr_of(&out));
+    let after = std::fs::read(&file).unwrap();
+    assert!(
+        after.starts_with(hand),
+        "{}",
+        String::from_utf8_lossy(&after)
+    );
+    // Two examples with one id: not guessed between.
+    let mut twice = after.clone();
+    twice.extend_from_slice(br#"{"id":"2","question":"Orders again","sql":"SELECT 2"}"#);
+    twice.push(b'\n');
+    std::fs::write(&file, &twice).unwrap();
+    let out = run(&sb, &["examples", "rm", db, "2"]);
+    assert_eq!(out.status.code(), Some(2), "{}", stderr_of(&out));
+    assert!(
+        stderr_of(&out).contains("2 examples have id 2"),
+        "{}",
+        stderr_of(&out)
+    );
+    assert_eq!(std::fs::read(&file).unwrap(), twice);
+}

@@ -377,3 +377,48 @@ fn every_run_is_logged_and_aiq_logs_reads_them() {
         .unwrap();
     assert_eq!(bad.status.code(), Some(2));
 }
+
+/// A log a killed process left with a half-written last line, and a line
+/// that is not UTF-8: the next entry starts on a line of its own, and
+/// `aiq logs` shows every whole entry and says how many lines it skipped.
+#[test]
+fn a_cut_or_mangled_log_line_does_not_hide_the_others() {
+    let sb = Sandbox::new();
+    let db = sb.shop_sqlite();
+    sb.aiq()
+        .arg(&db)
+        .args(["--lua", "-"])
+        .write_stdin("print(1)")
+        .assert()
+        .success();
+    let path = sb
+        .home()
+        .join("logs")
+        .join(format!("{}.jsonl", chrono::Utc::now().format("%Y-%m-%d")));
+    let mut bytes = fs::read(&path).unwrap();
+    bytes.extend_from_slice(
+        b"{\"note\": \"caf\xe9\"}\n{\"time\": \"2026-01-01T00:00:00Z\", \"mode\": \"lu",
+    );
+    fs::write(&path, &bytes).unwrap();
+    sb.aiq()
+        .arg(&db)
+        .args(["--lua", "-"])
+        .write_stdin("print(2)")
+        .assert()
+        .success();
+    let after = fs::read(&path).unwrap();
+    let last = after[bytes.len()..].to_vec();
+    assert!(
+        last.starts_with(b"\n{") && last.ends_with(b"}\n"),
+        "{}",
+        String::from_utf8_lossy(&last)
+    );
+    let out = sb.aiq().arg("logs").output().unwrap();
+    assert_eq!(out.status.code(), Some(0), "{}", stderr_of(&out));
+    assert_eq!(stdout_of(&out).lines().count(), 2, "{}", stdout_of(&out));
+    assert!(
+        stderr_of(&out).contains("2 line(s) are not log entries"),
+        "{}",
+        stderr_of(&out)
+    );
+}

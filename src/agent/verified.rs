@@ -150,7 +150,7 @@ pub fn add_locked(
 }
 
 /// Changes the examples file at `path` under its lock: read, `change`,
-/// written atomically (mode 0600) when `change` succeeds.
+/// written atomically (mode 0600) when `change` succeeds and changed it.
 pub fn update_locked<T>(
     path: &Path,
     change: impl FnOnce(&mut Store) -> io::Result<T>,
@@ -160,8 +160,12 @@ pub fn update_locked<T>(
     }
     crate::home::lock::exclusive(path, || {
         let mut store = Store::load(path)?;
+        let before = store.clone();
         let out = change(&mut store)?;
-        store.save_atomic(path)?;
+        // Nothing changed (a refused removal): the file stays as written.
+        if store != before {
+            store.save_atomic(path)?;
+        }
         Ok(out)
     })
 }

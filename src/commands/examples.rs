@@ -45,7 +45,8 @@ pub fn run(ctx: &Context<'_>, command: ExamplesCommand) -> Result<(), AiqError> 
         ExamplesCommand::Rm { source, id } => {
             let path = file_of(ctx, &source)?;
             let removed = update_locked(&path, |store| Ok(store.remove(&id)))
-                .map_err(|e| write_error(&path, e))?;
+                .map_err(|e| write_error(&path, e))?
+                .map_err(|why| AiqError::Usage(format!("{}: {why}", path.display())))?;
             if removed {
                 write_stdout(format!("removed example {id}\n").as_bytes())
             } else {
@@ -78,6 +79,13 @@ fn list(ctx: &Context<'_>, source: Option<&str>) -> Result<(), AiqError> {
     let key = ctx.notes_key(source)?;
     let path = crate::home::examples_file(&ctx.config.home, &key);
     let store = load(&path)?;
+    if store.skipped > 0 {
+        crate::error::stderr_line(&format!(
+            "aiq: {}: {} line(s) are not examples: not sent, and kept in the file as they are",
+            path.display(),
+            store.skipped
+        ));
+    }
     if store.examples.is_empty() {
         crate::error::stderr_line(&format!(
             "aiq: no verified examples yet ({}); keep one with /good in the chat or `aiq examples add`",

@@ -25,10 +25,19 @@ pub fn run(ctx: &Context<'_>, since: Option<&str>, json: bool) -> Result<(), Aiq
                 continue;
             }
         }
-        let text = std::fs::read_to_string(&file)
+        let bytes = std::fs::read(&file)
             .map_err(|e| AiqError::Usage(format!("cannot read {}: {e}", file.display())))?;
-        for line in text.lines().filter(|l| !l.trim().is_empty()) {
-            let Ok(record) = serde_json::from_str::<Value>(line) else {
+        let mut unread = 0;
+        for line in bytes.split(|&b| b == b'\n') {
+            if line.iter().all(u8::is_ascii_whitespace) {
+                continue;
+            }
+            // A line cut short by a killed process, or edited by hand.
+            let Some((line, record)) = std::str::from_utf8(line)
+                .ok()
+                .and_then(|l| Some((l, serde_json::from_str::<Value>(l).ok()?)))
+            else {
+                unread += 1;
                 continue;
             };
             let time = record["time"]
@@ -47,6 +56,12 @@ pub fn run(ctx: &Context<'_>, since: Option<&str>, json: bool) -> Result<(), Aiq
                 out.push_str(&summary(&record));
             }
             out.push('\n');
+        }
+        if unread > 0 {
+            crate::frontend::stderr_line(&format!(
+                "aiq: {}: {unread} line(s) are not log entries (cut short or edited) and were skipped",
+                file.display()
+            ));
         }
     }
     if runs == 0 {

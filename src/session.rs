@@ -402,8 +402,9 @@ impl Session {
             // Never a file aiq would refuse to open again.
             if text.len() as u64 > MAX_BYTES {
                 return Err(std::io::Error::other(format!(
-                    "with this turn the session would be {:.1} MB, over the 10 MB a session may be; the file is left as it was (start a new session: /new in the chat, or leave out -s)",
-                    text.len() as f64 / (1024.0 * 1024.0)
+                    "with this turn the session would be {} bytes, over the 10 MB ({} bytes) a session may be; the file is left as it was (start a new session: /new in the chat, or leave out -s)",
+                    crate::render::thousands(text.len() as u64),
+                    crate::render::thousands(MAX_BYTES)
                 )));
             }
             crate::home::write_atomic(&path, |f| f.write_all(text.as_bytes()))?;

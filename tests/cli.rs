@@ -954,3 +954,31 @@ fn notes_that_are_not_utf8_are_read_with_a_warning() {
     );
     assert_eq!(std::fs::read(&file).unwrap(), bytes);
 }
+
+/// A config file that is not UTF-8 is named with the line and byte where
+/// it stops being so (not blamed on permissions); `[mcp] max_concurrent =
+/// 0` is refused at start, saying what to set.
+#[test]
+fn a_config_not_utf8_and_no_concurrent_calls_are_said_plainly() {
+    let sb = Sandbox::new();
+    let db = sb.shop_sqlite();
+    sb.write_config("");
+    let path = sb.home().join("config.toml");
+    std::fs::write(&path, b"[query]\n# caf\xe9\ntimeout_secs = 3\n").unwrap();
+    let out = sb.aiq().arg(&db).args(["-e", "SELECT 1"]).output().unwrap();
+    assert_eq!(out.status.code(), Some(2), "{}", stderr_of(&out));
+    assert!(
+        stderr_of(&out)
+            .contains("config.toml:2: the file is not UTF-8 (byte 13); save it as UTF-8"),
+        "{}",
+        stderr_of(&out)
+    );
+    sb.write_config("[mcp]\nmax_concurrent = 0\n");
+    let out = sb.aiq().arg("mcp").arg(&db).output().unwrap();
+    assert_eq!(out.status.code(), Some(2), "{}", stderr_of(&out));
+    assert!(
+        stderr_of(&out).contains("max_concurrent = 0 would run no call at all; set 1 or more"),
+        "{}",
+        stderr_of(&out)
+    );
+}

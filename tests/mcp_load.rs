@@ -329,6 +329,11 @@ fn the_memory_ceiling_comes_from_the_config_and_a_query_beyond_it_fails_clearly(
 /// An HTTP POST of `body` to the server at `url` with the token (and the
 /// session's id when given), read to its end: its status and its text.
 fn post(url: &str, session: Option<&str>, body: &str) -> (u16, String) {
+    send("POST", url, session, body)
+}
+
+/// An HTTP `method` request as [`post`] sends it.
+fn send(method: &str, url: &str, session: Option<&str>, body: &str) -> (u16, String) {
     use std::io::{Read, Write};
     let addr = url
         .trim_start_matches("http://")
@@ -338,7 +343,7 @@ fn post(url: &str, session: Option<&str>, body: &str) -> (u16, String) {
         .map(|id| format!("Mcp-Session-Id: {id}\r\n"))
         .unwrap_or_default();
     let request = format!(
-        "POST /mcp HTTP/1.1\r\nHost: {addr}\r\nContent-Type: application/json\r\nAccept: application/json, text/event-stream\r\nAuthorization: Bearer {}\r\n{session}Content-Length: {}\r\nConnection: close\r\n\r\n{body}",
+        "{method} /mcp HTTP/1.1\r\nHost: {addr}\r\nContent-Type: application/json\r\nAccept: application/json, text/event-stream\r\nAuthorization: Bearer {}\r\n{session}Content-Length: {}\r\nConnection: close\r\n\r\n{body}",
         mcp::HTTP_TOKEN,
         body.len()
     );
@@ -361,6 +366,71 @@ fn initialize(url: &str) -> (u16, String) {
         None,
         r#"{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"raw","version":"1"}}}"#,
     )
+}
+
+/// Over HTTP a body that is not JSON, or a request of the wrong shape, is
+/// answered with its JSON-RPC error (400), as over stdio; a session ended
+/// once is not found the second time.
+#[test]
+fn http_bad_bodies_get_json_rpc_errors_and_an_ended_session_is_gone() {
+    let sb = Sandbox::new();
+    let db = sb.shop_sqlite().display().to_string();
+    let http = HttpServer::start(&sb, &[&db]);
+    let body_of = |text: &str| -> serde_json::Value {
+        serde_json::from_str(text.split("\r\n\r\n").nth(1).unwrap_or("")).unwrap_or_default()
+    };
+    for (body, id, code) in [
+        ("not json", serde_json::Value::Null, -32700),
+        (
+            r#"{"jsonrpc":"2.0","id":3,"method":"tools/li"#,
+            serde_json::Value::Null,
+            -32700,
+        ),
+        (
+            r#"{"jsonrpc":"1.0","id":4,"method":"ping"}"#,
+            serde_json::json!(4),
+            -32600,
+        ),
+    ] {
+        let (status, text) = post(&http.url, None, body);
+        assert_eq!(status, 400, "{body}: {text}");
+        let answer = body_of(&text);
+        assert_eq!(
+            (answer["id"].clone(), answer["error"]["code"].clone()),
+            (id, serde_json::json!(code)),
+            "{text}"
+        );
+    }
+    let (code, text) = initialize(&http.url);
+    assert_eq!(code, 200, "{text}");
+    let session = text
+        .lines()
+        .find_map(|l| {
+            let (name, value) = l.split_once(':')?;
+            name.eq_ignore_ascii_case("mcp-session-id")
+                .then(|| value.trim().to_string())
+        })
+        .expect("a session id");
+    let (status, text) = post(
+        &http.url,
+        Some(&session),
+        r#"{"jsonrpc":"2.0","id":5,"method":"tools/call","params":{"arguments":{}}}"#,
+    );
+    assert_eq!(status, 400, "{text}");
+    let answer = body_of(&text);
+    assert_eq!(answer["id"], 5, "{text}");
+    assert!(
+        answer["error"]["message"]
+            .as_str()
+            .unwrap_or("")
+            .contains("needs `name`"),
+        "{text}"
+    );
+    let (status, text) = send("DELETE", &http.url, Some(&session), "");
+    assert!(status == 200 || status == 202, "{text}");
+    let (status, text) = send("DELETE", &http.url, Some(&session), "");
+    assert_eq!(status, 404, "{text}");
+    assert!(text.contains("no such session"), "{text}");
 }
 
 /// A call that runs longer than `[mcp] session_idle_secs` is answered: a

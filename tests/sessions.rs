@@ -314,7 +314,7 @@ fn a_session_is_never_written_past_what_aiq_reads_back() {
         .unwrap();
     assert_eq!(out.status.code(), Some(3), "{}", stderr_of(&out));
     assert!(
-        stderr_of(&out).contains("over the 10 MB a session may be"),
+        stderr_of(&out).contains("over the 10 MB (10,485,760 bytes) a session may be"),
         "{}",
         stderr_of(&out)
     );

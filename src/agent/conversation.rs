@@ -700,7 +700,7 @@ impl Conversation {
             }
             Err(e) => {
                 let _ = sink.event(Event::Warning(format!(
-                    "cannot save the session to {}: {e}; the chat goes on",
+                    "cannot save the session to {}: {e}; this turn is not in the file",
                     s.path.display()
                 )));
                 false

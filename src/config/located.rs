@@ -217,6 +217,20 @@ fn wanted(expected: &str, key: &str) -> String {
 
 /// A value as the file wrote it: `string "30s"` → `"30s"`, ``integer `3` `` → `3`.
 fn shown(found: &str) -> String {
+    // ``floating point `1000.0` `` and ``integer `99999999999999999999` as i128``.
+    if let (Some(start), Some(end)) = (found.find('`'), found.rfind('`')) {
+        if end > start {
+            let value = &found[start + 1..end];
+            let note = if found.starts_with("floating point") {
+                " (a decimal)"
+            } else if found.ends_with("as i128") || found.ends_with("as u128") {
+                " (too large)"
+            } else {
+                ""
+            };
+            return format!("{value}{note}");
+        }
+    }
     let value = match found.split_once(' ') {
         Some((_, v)) => v,
         None => return found.to_string(),
@@ -257,6 +271,28 @@ mod tests {
         assert!(
             e.contains(":2:9: [output] pager: expected true or false, found \"yes\""),
             "{e}"
+        );
+    }
+
+    #[test]
+    fn a_decimal_or_a_number_too_large_is_said_so() {
+        assert_eq!(
+            plain(
+                "invalid type: floating point `1000.0`, expected u64",
+                "max_concurrent"
+            ),
+            "expected a whole number, found 1000.0 (a decimal)"
+        );
+        assert_eq!(
+            plain(
+                "invalid value: integer `99999999999999999999` as i128, expected u64",
+                "timeout_secs"
+            ),
+            "expected a number of seconds, found 99999999999999999999 (too large)"
+        );
+        assert_eq!(
+            plain("invalid value: integer `-1`, expected u64", "max_rows"),
+            "expected a whole number, found -1"
         );
     }
 

@@ -289,10 +289,18 @@ impl Config {
         let home = home_dir(env)?;
         let path = crate::home::config_file(&home);
         let mut warnings = Vec::new();
-        let text = match fs::read_to_string(&path) {
-            Ok(text) => {
+        let text = match fs::read(&path).map(String::from_utf8) {
+            Ok(Ok(text)) => {
                 warnings.extend(permission_warning(&path));
                 text
+            }
+            Ok(Err(e)) => {
+                let at = e.utf8_error().valid_up_to();
+                let line = e.as_bytes()[..at].iter().filter(|&&b| b == b'\n').count() + 1;
+                return Err(AiqError::Usage(format!(
+                    "invalid config {}:{line}: the file is not UTF-8 (byte {at}); save it as UTF-8",
+                    path.display()
+                )));
             }
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => String::new(),
             Err(e) => {
@@ -643,7 +651,7 @@ pub const TEMPLATE: &str = r#"# aiq configuration. Every key is optional; the va
 # timeout_secs = 120             # a tool call running longer is stopped, its statement too
 # max_rows = 500                 # rows one result returns at most
 # max_bytes = 262144             # bytes of result rows (as JSON) one result returns at most
-# max_concurrent = 4             # tool calls running at once; more wait their turn, first come first served
+# max_concurrent = 4             # tool calls running at once (1 or more); more wait their turn, first come first served
 # max_queued = 64                # calls waiting at once; more are refused as busy
 # queue_timeout_secs = 30        # a call waiting longer is refused as busy (default: [query] timeout_secs)
 # session_idle_secs = 1800       # --http: a session without a request this long is closed

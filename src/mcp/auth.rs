@@ -73,25 +73,23 @@ impl Access {
 /// The middleware: refused requests never reach the MCP service.
 pub async fn check(State(access): State<Access>, request: Request, next: Next) -> Response {
     match access.refuse(request.headers()) {
-        None => match &access.sessions {
-            Some(sessions) if opens_a_session(&request) => {
-                let limits = sessions.limits();
-                if sessions.open() >= limits.max && sessions.close_idle().await == 0 {
-                    let text = format!(
-                        "busy: {} sessions are open, the server's limit ([mcp] max_sessions); end one (DELETE /mcp with its Mcp-Session-Id) or try again later — idle ones close after {} s\n",
-                        sessions.open(),
-                        limits.idle.as_secs()
-                    );
-                    let mut response = (StatusCode::SERVICE_UNAVAILABLE, text).into_response();
-                    response
-                        .headers_mut()
-                        .insert(header::RETRY_AFTER, HeaderValue::from_static("5"));
-                    return response;
-                }
-                next.run(request).await
-            }
-            _ => next.run(request).await,
-        },
+        None if request.method() == axum::http::Method::DELETE
+            && !access.session_open(&request) =>
+        {
+            (
+                StatusCode::NOT_FOUND,
+                "not found: no such session (it has ended, or never began)\n",
+            )
+                .into_response()
+        }
+        None if request.method() == axum::http::Method::POST => {
+            let request = match judged(request).await {
+                Ok(request) => request,
+                Err(answer) => return answer,
+            };
+            admit(&access, request, next).await
+        }
+        None => admit(&access, request, next).await,
         Some(StatusCode::FORBIDDEN) => (
             StatusCode::FORBIDDEN,
             "forbidden: requests from another origin (a web page) are refused\n",
@@ -109,6 +107,81 @@ pub async fn check(State(access): State<Access>, request: Request, next: Next) -
             response
         }
     }
+}
+
+/// A POST's body read and judged as the stdio frames are: one that is not
+/// JSON, or not a request, is answered here with the JSON-RPC error (400)
+/// rather than an HTTP status that names no fault; a good one goes on.
+async fn judged(request: Request) -> Result<Request, Response> {
+    use super::frames::{judge, Verdict, MAX_FRAME};
+    let (parts, body) = request.into_parts();
+    let bytes = match axum::body::to_bytes(body, MAX_FRAME).await {
+        Ok(bytes) => bytes,
+        Err(_) => {
+            return Err((
+                StatusCode::PAYLOAD_TOO_LARGE,
+                format!("too large: a message is at most {MAX_FRAME} bytes\n"),
+            )
+                .into_response())
+        }
+    };
+    match judge(&bytes) {
+        Verdict::Pass(_) => Ok(Request::from_parts(parts, axum::body::Body::from(bytes))),
+        Verdict::Drop => Err(StatusCode::ACCEPTED.into_response()),
+        Verdict::Answer(text) => Err((
+            StatusCode::BAD_REQUEST,
+            [(
+                header::CONTENT_TYPE,
+                HeaderValue::from_static("application/json"),
+            )],
+            text,
+        )
+            .into_response()),
+    }
+}
+
+impl Access {
+    /// Whether the session a request names is open (true when sessions
+    /// are not kept, or the request names none).
+    fn session_open(&self, request: &Request) -> bool {
+        let Some(sessions) = &self.sessions else {
+            return true;
+        };
+        match request
+            .headers()
+            .get("mcp-session-id")
+            .and_then(|v| v.to_str().ok())
+        {
+            Some(id) => sessions.knows(id),
+            None => true,
+        }
+    }
+}
+
+/// A request past the token: one that opens a session is refused while
+/// `[mcp] max_sessions` are open.
+async fn admit(access: &Access, request: Request, next: Next) -> Response {
+    let Some(sessions) = access
+        .sessions
+        .as_ref()
+        .filter(|_| opens_a_session(&request))
+    else {
+        return next.run(request).await;
+    };
+    let limits = sessions.limits();
+    if sessions.open() >= limits.max && sessions.close_idle().await == 0 {
+        let text = format!(
+            "busy: {} sessions are open, the server's limit ([mcp] max_sessions); end one (DELETE /mcp with its Mcp-Session-Id) or try again later — idle ones close after {} s\n",
+            sessions.open(),
+            limits.idle.as_secs()
+        );
+        let mut response = (StatusCode::SERVICE_UNAVAILABLE, text).into_response();
+        response
+            .headers_mut()
+            .insert(header::RETRY_AFTER, HeaderValue::from_static("5"));
+        return response;
+    }
+    next.run(request).await
 }
 
 /// A POST without a session id: a client starting a session.

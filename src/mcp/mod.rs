@@ -125,6 +125,12 @@ const FILES_KEPT: u64 = 64;
 /// number the open-files limit cannot hold is refused at start, not met
 /// by "Too many open files" under load.
 fn check_limits(mcp: &McpConfig) -> Result<(), AiqError> {
+    if mcp.max_concurrent == 0 {
+        return Err(AiqError::Usage(
+            "[mcp] max_concurrent = 0 would run no call at all; set 1 or more (4 when left out)"
+                .into(),
+        ));
+    }
     let Some(files) = open_files_limit() else {
         return Ok(());
     };

@@ -91,6 +91,11 @@ impl Sessions {
         self.seen.lock().map(|s| s.len()).unwrap_or(0)
     }
 
+    /// Whether the session `id` is open.
+    pub fn knows(&self, id: &str) -> bool {
+        self.seen.lock().is_ok_and(|s| s.contains_key(id))
+    }
+
     fn touch(&self, id: &SessionId) {
         if let Ok(mut seen) = self.seen.lock() {
             if let Some(seen) = seen.get_mut(id) {

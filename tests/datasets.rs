@@ -741,9 +741,8 @@ fn a_value_nested_past_the_bound_is_refused_naming_its_line() {
             let err = stderr_of(&out);
             assert_eq!(out.status.code(), Some(3), "{name} {args:?}: {err}");
             assert!(
-                err.contains(&format!(
-                    "line 3 holds a value nested more than 10,000 levels deep"
-                )) && err.contains(name),
+                err.contains("line 3 holds a value nested more than 10,000 levels deep")
+                    && err.contains(name),
                 "{name}: {err}"
             );
         }

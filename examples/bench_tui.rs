@@ -59,7 +59,7 @@ impl ChatModel for Stub {
 struct NoOpener;
 
 impl SourceOpener for NoOpener {
-    fn open(&self, name: &str) -> Result<Opened, String> {
+    fn open(&self, name: &str, _ask: aiq::source::PasswordAsk) -> Result<Opened, String> {
         Err(format!("cannot open {name}"))
     }
 }

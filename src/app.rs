@@ -55,6 +55,7 @@ pub fn run(cli: Cli, env: &(dyn Fn(&str) -> Option<String> + Sync)) -> Result<()
         config: &config,
         global: &cli.global,
         env,
+        ask_password: Some(crate::frontend::sink::terminal_password()),
     };
     if cli.source.is_none() {
         crate::flags::check(&cli)?;

@@ -18,15 +18,18 @@ use crate::error::AiqError;
 use crate::llm::{self, ChatModel};
 use crate::notes::Notes;
 use crate::privacy::{Guard, Privacy};
-use crate::render::{Format, RenderOptions};
+use crate::render::Format;
 use crate::safety::Policy;
-use crate::source::{self, strip_password, OpenOptions, Resolved, SourceError};
+use crate::source::{self, strip_password, OpenOptions, PasswordAsk, Resolved, SourceError};
 
 /// What every command gets.
 pub struct Context<'a> {
     pub config: &'a Config,
     pub global: &'a GlobalArgs,
     pub env: &'a (dyn Fn(&str) -> Option<String> + Sync),
+    /// How the front end asks for a password a server wants (a terminal
+    /// prompt without echo); `None`: never asked.
+    pub ask_password: Option<PasswordAsk>,
 }
 
 impl Context<'_> {
@@ -63,29 +66,62 @@ impl Context<'_> {
         !self.global.no_color && (self.env)("NO_COLOR").map(|v| v.is_empty()).unwrap_or(true)
     }
 
+    /// How this run opens a source: the config's timeout, cache and memory
+    /// ceiling, and the front end's way of asking for a password.
+    pub fn open_options(&self, allow_write: bool) -> OpenOptions {
+        OpenOptions {
+            allow_write,
+            timeout: query_timeout(self.config),
+            cache: Some(crate::home::views_cache(&self.config.home)),
+            memory_limit: self.config.query.memory_limit.clone(),
+            password: self.ask_password.clone(),
+        }
+    }
+
     /// The statement timeout from the config.
     pub fn query_timeout(&self) -> Duration {
         query_timeout(self.config)
     }
 
     /// Resolves (SOURCE or the default), opens a source and reads its
-    /// catalog (from the cache when the source has not changed).
+    /// catalog (from the cache when the source has not changed). What the
+    /// user should know about it goes to stderr, once in this process.
     pub fn open_source(&self, arg: Option<&str>, allow_write: bool) -> Result<Opened, AiqError> {
+        self.said(self.open(arg, allow_write, false))
+    }
+
+    fn open(
+        &self,
+        arg: Option<&str>,
+        allow_write: bool,
+        refresh: bool,
+    ) -> Result<Opened, AiqError> {
         let names = (
             self.global.tables.as_slice(),
             self.global.table_name.as_deref(),
         );
-        open_named(self.config, arg, allow_write, false, names)
+        let how = How {
+            allow_write,
+            refresh,
+            ask: self.ask_password.clone(),
+        };
+        open_named(self.config, arg, how, names)
+    }
+
+    /// `opened` with its warnings said on stderr, each once in this process.
+    fn said(&self, opened: Result<Opened, AiqError>) -> Result<Opened, AiqError> {
+        if let Ok(o) = &opened {
+            for warning in &o.warnings {
+                warn_once(warning);
+            }
+        }
+        opened
     }
 
     /// [`Context::open_source`], reading the catalog afresh (`aiq schema
     /// --refresh`); the cache keeps the new one.
     pub fn open_source_fresh(&self, arg: Option<&str>) -> Result<Opened, AiqError> {
-        let names = (
-            self.global.tables.as_slice(),
-            self.global.table_name.as_deref(),
-        );
-        open_named(self.config, arg, false, true, names)
+        self.said(self.open(arg, false, true))
     }
 
     /// The privacy settings of a resolved source: its keys in the config,
@@ -158,13 +194,7 @@ impl Context<'_> {
                 return Ok(Some(SchemaText { text, label }));
             }
         }
-        let options = OpenOptions {
-            allow_write: false,
-            timeout: query_timeout(self.config),
-            cache: Some(crate::home::views_cache(&self.config.home)),
-            memory_limit: self.config.query.memory_limit.clone(),
-        };
-        let source = open_spec(&resolved, options)?;
+        let source = open_spec(&resolved, self.open_options(false))?;
         let key = cache_key(home, &resolved, source.as_ref());
         if let (Some(key), false) = (&key, refresh) {
             if let Some(text) = crate::schema::cache::load_text(home, &key.identity, &key.since.key)
@@ -220,7 +250,7 @@ impl Context<'_> {
         );
         thread.set_view(opened.guard, opened.notes);
         thread.set_examples(opened.examples);
-        let (format, _) = output_setup(self, run);
+        let format = output_format(run);
         let mut conversation = Conversation::new(
             thread,
             opened.label,
@@ -233,7 +263,7 @@ impl Context<'_> {
                 opener: self.opener(run.allow_write),
             },
         );
-        conversation.set_lua_limits(self.config.lua.clone());
+        conversation.set_kinds(crate::lua::answer_kinds(self.config.lua.clone()));
         if let Some(mode) = ask.mode {
             conversation.set_mode(mode);
         }
@@ -273,31 +303,38 @@ fn query_timeout(config: &Config) -> Duration {
 
 /// Resolves, opens and introspects a source, and names it for people and
 /// for session files.
+/// How a source is opened: for writes, reading its catalog afresh, and how
+/// a password is asked for.
+struct How {
+    allow_write: bool,
+    refresh: bool,
+    ask: Option<PasswordAsk>,
+}
+
 fn open_named(
     config: &Config,
     arg: Option<&str>,
-    allow_write: bool,
-    refresh: bool,
+    how: How,
     (tables, name_flag): (&[String], Option<&str>),
 ) -> Result<Opened, AiqError> {
     let resolved = resolve(config, arg, name_flag)?;
     let options = OpenOptions {
-        allow_write,
+        allow_write: how.allow_write,
         timeout: query_timeout(config),
         cache: Some(crate::home::views_cache(&config.home)),
         memory_limit: config.query.memory_limit.clone(),
+        password: how.ask,
     };
-    let source = open_spec(&resolved, options)?;
-    let full = catalog_of(&config.home, &resolved, source.as_ref(), refresh)?;
+    let source = source::open(&resolved.spec, options).map_err(source_error)?;
+    let mut warnings = source.warnings();
+    let full = catalog_of(&config.home, &resolved, source.as_ref(), how.refresh)?;
     let privacy = privacy_of(config, &resolved.label, tables);
     let (guard, catalog) = Guard::new(privacy, &full);
     let catalog = crate::agent::runner::withhold_derived_samples(source.as_ref(), &guard, catalog);
     let (session_name, label) = names_of(config, &resolved.label);
     let key = crate::notes::key(&session_name);
     let (notes, bad) = Notes::load_checked(&config.home, &key);
-    if let Some(warning) = bad {
-        warn_once(&warning);
-    }
+    warnings.extend(bad);
     let examples = crate::agent::verified::Verified::load(&config.home, &key, config.examples.max);
     Ok(Opened {
         source,
@@ -307,6 +344,7 @@ fn open_named(
         examples,
         session_name,
         label,
+        warnings,
     })
 }
 
@@ -444,64 +482,23 @@ struct ConfigOpener {
 }
 
 impl SourceOpener for ConfigOpener {
-    fn open(&self, name: &str) -> Result<Opened, String> {
-        open_named(
-            &self.config,
-            Some(name),
-            self.allow_write,
-            false,
-            (&self.tables, None),
-        )
-        .map_err(|e| e.to_string())
+    fn open(&self, name: &str, ask: PasswordAsk) -> Result<Opened, String> {
+        let how = How {
+            allow_write: self.allow_write,
+            refresh: false,
+            ask: Some(ask),
+        };
+        open_named(&self.config, Some(name), how, (&self.tables, None)).map_err(|e| e.to_string())
     }
 }
 
-/// The output format and how to render it: `-f` or the terminal default,
-/// `--max-rows` or the config's `chat.max_rows` for table/markdown, the
-/// terminal width.
-pub fn output_setup(ctx: &Context<'_>, args: &RunArgs) -> (Format, RenderOptions) {
-    let tty = io::stdout().is_terminal();
-    let format = args
-        .format
-        .unwrap_or(if tty { Format::Auto } else { Format::Csv });
-    (format, render_options(ctx, args, format))
-}
-
-/// How `format` is rendered: `--max-rows` (or `chat.max_rows` for formats
-/// for people), colour, the terminal width.
-pub fn render_options(ctx: &Context<'_>, args: &RunArgs, format: Format) -> RenderOptions {
-    let tty = io::stdout().is_terminal();
-    let max_rows = match args.max_rows {
-        Some(n) => Some(n),
-        None if format.is_for_people() => Some(ctx.config.chat.max_rows),
-        None => None,
-    };
-    let width = if tty {
-        crossterm::terminal::size().ok().map(|(w, _)| w)
+/// The output format: `-f`, else a table on a terminal and CSV elsewhere.
+pub fn output_format(args: &RunArgs) -> Format {
+    args.format.unwrap_or(if io::stdout().is_terminal() {
+        Format::Auto
     } else {
-        None
-    };
-    RenderOptions {
-        max_rows,
-        color: ctx.color(),
-        width,
-        count_budget: Some(crate::render::COUNT_BUDGET),
-        full_width: tty
-            && pager_screen(ctx, args).is_some()
-            && crate::frontend::pager::command(ctx.env)
-                .is_some_and(|c| crate::frontend::pager::scrolls_sideways(&c, ctx.env)),
-        in_chat: false,
-    }
-}
-
-/// The screen results are paged against: stdout is a terminal, and
-/// neither `--no-pager` nor `[output] pager = false` turned paging off.
-pub fn pager_screen(ctx: &Context<'_>, args: &RunArgs) -> Option<crate::frontend::pager::Screen> {
-    if args.no_pager || !ctx.config.output.pager || !io::stdout().is_terminal() {
-        return None;
-    }
-    let (width, height) = crossterm::terminal::size().ok()?;
-    Some(crate::frontend::pager::Screen { width, height })
+        Format::Csv
+    })
 }
 
 pub(crate) fn source_error(e: SourceError) -> AiqError {

@@ -46,36 +46,6 @@ impl AiqError {
     }
 }
 
-impl From<crate::llm::LlmError> for AiqError {
-    /// Model errors exit 4; an unknown provider is a usage error (2), a
-    /// cancel an interruption (130).
-    fn from(e: crate::llm::LlmError) -> Self {
-        use crate::llm::LlmErrorKind;
-        match e.kind {
-            LlmErrorKind::Usage => AiqError::Usage(e.message),
-            LlmErrorKind::Cancelled => AiqError::Interrupted,
-            _ => AiqError::Llm(e.message),
-        }
-    }
-}
-
-impl From<crate::agent::AgentError> for AiqError {
-    /// The one mapping of a failed turn to an exit code (SPEC §2.4). A
-    /// closed pipe is not a failure: the reader went away, exit 0 quietly.
-    fn from(e: crate::agent::AgentError) -> Self {
-        use crate::agent::AgentError;
-        match e {
-            AgentError::Llm(e) => e.into(),
-            AgentError::Refused(m) => AiqError::Refused(m),
-            AgentError::QueryFailed(m) => AiqError::Query(m),
-            e @ AgentError::EmptyAnswer => AiqError::Query(e.to_string()),
-            AgentError::Cancelled => AiqError::Interrupted,
-            AgentError::Output { closed: true, .. } => AiqError::Reported(0),
-            e @ AgentError::Output { .. } => AiqError::Query(e.to_string()),
-        }
-    }
-}
-
 /// Writes one line of diagnostics to stderr. A closed or broken stderr is
 /// ignored: diagnostics never make aiq fail or panic (`eprintln!` would).
 pub fn stderr_line(text: &str) {
@@ -100,22 +70,5 @@ mod tests {
         assert_eq!(AiqError::Llm(String::new()).exit_code(), 4);
         assert_eq!(AiqError::Refused(String::new()).exit_code(), 5);
         assert_eq!(AiqError::Interrupted.exit_code(), 130);
-    }
-
-    #[test]
-    fn failed_turns_map_once() {
-        use crate::agent::AgentError;
-        let code = |e: AgentError| AiqError::from(e).exit_code();
-        assert_eq!(code(AgentError::Refused("r".into())), 5);
-        assert_eq!(code(AgentError::QueryFailed("q".into())), 1);
-        assert_eq!(code(AgentError::EmptyAnswer), 1);
-        assert_eq!(code(AgentError::Cancelled), 130);
-        let closed = AgentError::Output {
-            closed: true,
-            message: "broken pipe".into(),
-        };
-        assert_eq!(code(closed), 0);
-        let llm = crate::llm::LlmError::new(crate::llm::LlmErrorKind::Auth, "key refused");
-        assert_eq!(code(AgentError::Llm(llm)), 4);
     }
 }

@@ -21,7 +21,7 @@ use std::sync::OnceLock;
 use chrono::{DateTime, SecondsFormat, Utc};
 use serde::{Deserialize, Serialize};
 
-use crate::agent::link::words::{concepts, ident_parts, stem, words};
+use crate::schema::words::{concepts, ident_parts, stem, words};
 
 /// How many examples go into a request unless `[examples] max` says
 /// otherwise.

@@ -15,7 +15,7 @@ use std::fs;
 use std::io;
 use std::path::{Path, PathBuf};
 
-use crate::agent::link::words::{ident_parts, words};
+use crate::schema::words::{ident_parts, words};
 use crate::schema::Catalog;
 
 /// Bytes of general notes a request carries at most.

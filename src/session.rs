@@ -11,11 +11,13 @@ use chrono::{DateTime, Utc};
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
-use crate::agent::{rfc3339, HistoryMessage};
+use crate::llm::Role;
 
 #[cfg(test)]
 mod merge_tests;
-use crate::llm::Role;
+mod message;
+
+pub use message::{rfc3339, HistoryMessage, Lookup};
 
 /// The largest session file aiq restores.
 pub const MAX_BYTES: u64 = 10 * 1024 * 1024;
@@ -82,7 +84,7 @@ struct FileMessage {
     preview: Option<String>,
     /// Helper tools the model called before answering.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    lookups: Vec<crate::agent::Lookup>,
+    lookups: Vec<Lookup>,
     /// A Lua answer's program (absent in files of earlier versions).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     lua: Option<String>,

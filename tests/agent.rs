@@ -97,7 +97,7 @@ fn context_length_errors_refit_the_request_over_http() {
 struct NoOpener;
 
 impl SourceOpener for NoOpener {
-    fn open(&self, name: &str) -> Result<Opened, String> {
+    fn open(&self, name: &str, _ask: aiq::source::PasswordAsk) -> Result<Opened, String> {
         Err(format!("cannot open {name} here"))
     }
 }

@@ -279,3 +279,45 @@ fn demo_view_without_a_terminal_writes_nothing() {
         .unwrap();
     assert_eq!(out.status.code(), Some(2));
 }
+
+/// `/source` in the view: what opening says (a data file left out) lands
+/// in the view's log, not printed over the screen, and a server that wants
+/// a password asks for it in the view's own dialog — a dot per character,
+/// never the characters — and takes it.
+#[test]
+fn source_in_the_view_says_warnings_in_its_log_and_asks_for_a_password() {
+    let sb = Sandbox::new();
+    let db = sb.shop_sqlite();
+    let lake = sb.path().join("lake");
+    std::fs::create_dir(&lake).unwrap();
+    std::fs::write(lake.join("good.csv"), "a\n1\n").unwrap();
+    std::fs::write(lake.join("empty.csv"), "").unwrap();
+    let server = ModelServer::start(vec![]);
+    let mut s = Screen::start(&sb, &server, &[db.to_str().unwrap(), "--tui"]);
+    s.wait_for("shop.db · sqlite");
+    s.send(&format!("/source {}\r", lake.display()));
+    s.wait_for("1 tables); the conversation is kept");
+    s.wait_for("the file is empty");
+    assert!(s.vt.screen().alternate_screen());
+    let Some(pg) = common::servers::postgres() else {
+        return;
+    };
+    s.send(&format!("/source {}\r", pg.url_without_password()));
+    s.wait_for("Password for analyst@127.0.0.1");
+    s.send(common::servers::PASSWORD);
+    s.wait_for(&"•".repeat(common::servers::PASSWORD.chars().count()));
+    assert!(
+        !s.text().contains(common::servers::PASSWORD),
+        "{}",
+        s.text()
+    );
+    s.send("\r");
+    s.wait_for("· postgres");
+    assert!(
+        !s.text().contains(common::servers::PASSWORD),
+        "{}",
+        s.text()
+    );
+    s.send("\x04");
+    assert!(s.exit_code().contains(", 0)"), "{}", s.text());
+}

@@ -9,23 +9,23 @@
 //! [`Outcome::Done`]. The session file is saved after every turn.
 
 use std::path::PathBuf;
+use std::sync::mpsc::RecvTimeoutError;
+use std::time::Duration;
 
 use chrono::Utc;
 
 use super::commands::{help, parse, SlashCommand};
 use super::events::{ConfirmKind, Event, EventSink, PendingAnswer};
-use super::kind::{AnswerKind, Mode, SqlAnswers};
+use super::kind::{AnswerKind, KindMaker, KindPlace, Mode, SqlAnswers};
 use super::last_result::{LastResult, NO_RESULT};
 use super::outcome::{AgentError, Answer, Outcome};
 use super::thread::Thread;
 use crate::cancel::{CancelHandle, CancelToken};
 use crate::chart::ChartSpec;
-use crate::config::LuaConfig;
-use crate::lua::{AuditInfo, LuaAnswers, Origin};
 use crate::render::Format;
 use crate::schema::Catalog;
 use crate::session::{self, Session};
-use crate::source::DataSource;
+use crate::source::{DataSource, PasswordAsk};
 
 /// A source opened for a conversation.
 pub struct Opened {
@@ -44,13 +44,17 @@ pub struct Opened {
     pub session_name: String,
     /// What people see (the chat prompt): the saved name or the file name.
     pub label: String,
+    /// What the user should know about it (a data file left out, notes
+    /// that could not be read): said by the front end, not printed here.
+    pub warnings: Vec<String>,
 }
 
 /// Opens another source for `/source` (the composition root knows how).
-pub trait SourceOpener: Send {
-    /// Opens `name` (a saved name, a path or a URL); the error is a line
-    /// for the user.
-    fn open(&self, name: &str) -> Result<Opened, String>;
+pub trait SourceOpener: Send + Sync {
+    /// Opens `name` (a saved name, a path or a URL), asking for a password
+    /// through `ask` when a server needs one; the error is a line for the
+    /// user.
+    fn open(&self, name: &str, ask: PasswordAsk) -> Result<Opened, String>;
 }
 
 /// Where a conversation keeps its messages.
@@ -125,8 +129,8 @@ pub struct Conversation {
     last_sql: Option<String>,
     /// What the model writes (`--mode`, `/mode`).
     mode: Mode,
-    /// The Lua sandbox's limits (`[lua]`).
-    lua: LuaConfig,
+    /// Makes the answer kinds other than SQL (Lua's).
+    kinds: Option<KindMaker>,
     /// The source as the audit log names it (no password).
     source_name: String,
     /// This chat's mark on its restored session file, so another aiq that
@@ -173,7 +177,7 @@ impl Conversation {
             last: LastResult::default(),
             last_sql: None,
             mode: Mode::Sql,
-            lua: LuaConfig::default(),
+            kinds: None,
             source_name,
             presence: None,
         }
@@ -190,28 +194,26 @@ impl Conversation {
         self.install_kind();
     }
 
-    /// The Lua sandbox's limits (`[lua]` in config.toml).
-    pub fn set_lua_limits(&mut self, limits: LuaConfig) {
-        self.lua = limits;
+    /// What makes the answer kinds other than SQL (the Lua sandbox with
+    /// its `[lua]` limits).
+    pub fn set_kinds(&mut self, kinds: KindMaker) {
+        self.kinds = Some(kinds);
         self.install_kind();
     }
 
     /// Gives the thread the answer kind of the mode, with where Lua runs
     /// are logged as things stand now (session file, source).
     fn install_kind(&mut self) {
-        let kind: Box<dyn AnswerKind> = match self.mode {
-            Mode::Sql => Box::new(SqlAnswers),
-            Mode::Lua => Box::new(LuaAnswers::new(
-                self.lua.clone(),
-                Some(AuditInfo {
-                    home: self.home.clone(),
-                    session: self.session.as_ref().map(|s| s.path.clone()),
-                    source: self.source_name.clone(),
-                    origin: Origin::Model,
-                    file: None,
-                }),
-            )),
+        let place = KindPlace {
+            home: self.home.clone(),
+            session: self.session.as_ref().map(|s| s.path.clone()),
+            source: self.source_name.clone(),
         };
+        let made = match self.mode {
+            Mode::Sql => None,
+            mode => self.kinds.as_ref().and_then(|make| make(mode, &place)),
+        };
+        let kind: Box<dyn AnswerKind> = made.unwrap_or_else(|| Box::new(SqlAnswers));
         self.thread.set_kind(kind);
     }
 
@@ -651,8 +653,11 @@ impl Conversation {
     }
 
     fn switch_source(&mut self, name: &str, sink: &mut dyn EventSink) {
-        match self.opener.open(name) {
+        match open_asking(self.opener.as_ref(), name, sink) {
             Ok(o) => {
+                for warning in &o.warnings {
+                    let _ = sink.event(Event::Warning(warning.clone()));
+                }
                 self.notes_key = crate::notes::key(&o.session_name);
                 self.source_name = o.session_name.clone();
                 if let Some(s) = self.session.as_mut() {
@@ -707,6 +712,46 @@ impl Conversation {
             }
         }
     }
+}
+
+/// Opens `name` with `opener` on a thread of its own, so a password the
+/// server asks for can be asked of the user through `sink` (an
+/// [`Event::Secret`]) while the opening waits: the front end asks in its
+/// own way, and nothing here reads the terminal.
+fn open_asking(
+    opener: &dyn SourceOpener,
+    name: &str,
+    sink: &mut dyn EventSink,
+) -> Result<Opened, String> {
+    type Asked = (String, std::sync::mpsc::SyncSender<Option<String>>);
+    let (asks, questions) = std::sync::mpsc::channel::<Asked>();
+    let asks = std::sync::Mutex::new(asks);
+    let ask: PasswordAsk = std::sync::Arc::new(move |prompt: &str| {
+        let (tx, rx) = std::sync::mpsc::sync_channel(1);
+        asks.lock().ok()?.send((prompt.to_string(), tx)).ok()?;
+        rx.recv().ok().flatten()
+    });
+    std::thread::scope(|scope| {
+        let opening = scope.spawn(move || opener.open(name, ask));
+        // The opened source may keep `ask`: the questions end when the
+        // opening has.
+        loop {
+            let (prompt, reply) = match questions.recv_timeout(Duration::from_millis(20)) {
+                Ok(question) => question,
+                Err(RecvTimeoutError::Timeout) if !opening.is_finished() => continue,
+                Err(_) => break,
+            };
+            let (secret, answer) = super::events::Secret::new(prompt);
+            let typed = match sink.event(Event::Secret(secret)) {
+                Ok(()) => answer.recv().ok().flatten(),
+                Err(_) => None,
+            };
+            let _ = reply.send(typed);
+        }
+        opening
+            .join()
+            .unwrap_or_else(|_| Err(format!("cannot open {name}: the opening failed")))
+    })
 }
 
 /// What `/mode` says.

@@ -16,7 +16,7 @@ use crate::session::Session;
 struct DirOpener(PathBuf);
 
 impl SourceOpener for DirOpener {
-    fn open(&self, name: &str) -> Result<Opened, String> {
+    fn open(&self, name: &str, _ask: crate::source::PasswordAsk) -> Result<Opened, String> {
         if name == "missing" {
             return Err("cannot open missing: no such file".into());
         }
@@ -30,6 +30,7 @@ impl SourceOpener for DirOpener {
             examples: Default::default(),
             session_name: name.into(),
             label: name.into(),
+            warnings: Vec::new(),
         })
     }
 }
@@ -43,7 +44,8 @@ fn conversation(dir: &Path, replies: Vec<Scripted>, keep: Keep) -> (Conversation
         opener: Box::new(DirOpener(dir.to_path_buf())),
     };
     std::fs::create_dir_all(dir.join("home")).unwrap();
-    let conversation = Conversation::new(thread, "t.db".into(), "t.db".into(), keep, options);
+    let mut conversation = Conversation::new(thread, "t.db".into(), "t.db".into(), keep, options);
+    conversation.set_kinds(crate::lua::answer_kinds(crate::lua::LuaConfig::default()));
     (conversation, seen)
 }
 

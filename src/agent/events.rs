@@ -35,6 +35,10 @@ pub enum Event {
     /// [`Confirmation::answer`] (or a cancel). A sink that drops it unanswered
     /// says no.
     Confirm(Confirmation),
+    /// A line only the user can type, not to be shown as it is typed (the
+    /// password a server asks for on `/source`); the command waits for
+    /// [`Secret::answer`]. A sink that drops it unanswered declines.
+    Secret(Secret),
     /// A statement passed the gate and starts running.
     QueryStarted { sql: String },
     /// The result's columns.
@@ -144,6 +148,35 @@ impl Confirmation {
     pub fn answer(&self, yes: bool) {
         if let Some(tx) = self.reply.lock().ok().and_then(|mut r| r.take()) {
             let _ = tx.send(yes);
+        }
+    }
+}
+
+/// A line the core asks the user to type without showing it, answered
+/// once from any thread. What is typed never reaches its `Debug`.
+#[derive(Debug, Clone)]
+pub struct Secret {
+    /// What is asked: `Password for ana@db.example.com:5432: `.
+    pub prompt: String,
+    reply: Arc<Mutex<Option<SyncSender<Option<String>>>>>,
+}
+
+impl Secret {
+    /// A question and the side that waits for its answer.
+    pub fn new(prompt: impl Into<String>) -> (Secret, Receiver<Option<String>>) {
+        let (tx, rx) = mpsc::sync_channel(1);
+        let secret = Secret {
+            prompt: prompt.into(),
+            reply: Arc::new(Mutex::new(Some(tx))),
+        };
+        (secret, rx)
+    }
+
+    /// Answers: what was typed, or `None` to decline. Only the first
+    /// answer counts.
+    pub fn answer(&self, typed: Option<String>) {
+        if let Some(tx) = self.reply.lock().ok().and_then(|mut r| r.take()) {
+            let _ = tx.send(typed);
         }
     }
 }

@@ -11,11 +11,11 @@ use std::path::PathBuf;
 
 use serde_json::{json, Value};
 
-use super::link::words::words;
 use super::tools::{HelperTool, ToolContext};
 use super::HistoryMessage;
 use crate::llm::{Role, ToolDef};
 use crate::privacy::Guard;
+use crate::schema::words::words;
 use crate::session::{self, Session};
 
 /// Turns one search returns unless asked for fewer (or more, up to
@@ -63,7 +63,7 @@ impl Archive {
             "result_bytes": result.len(),
             "result": null,
             "error": null,
-            "duration_ms": crate::lua::audit::ms(started.elapsed()),
+            "duration_ms": crate::home::logs::ms(started.elapsed()),
         });
         let path = crate::home::log_file(&self.home, now.date_naive());
         if let Err(e) = crate::home::logs::append(&path, &record.to_string()) {

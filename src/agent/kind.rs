@@ -1,12 +1,15 @@
 //! What the model writes: the *answer kind*. A turn ends with one answer of
-//! the conversation's kind — SQL here, a Lua program in
-//! [`crate::lua::LuaAnswers`]: a kind, not a second loop. A kind says how the model is told to answer (its tool and
+//! the conversation's kind — SQL here, a Lua program in the kind the `lua`
+//! module makes (handed in as a [`KindMaker`]): a kind, not a second loop.
+//! A kind says how the model is told to answer (its tool and
 //! its rules in the system prompt), how the answer is found in a reply, how
 //! it runs, how a failure goes back to the model, and how a run is kept in
 //! the history.
 
 use std::fmt;
+use std::path::PathBuf;
 use std::str::FromStr;
+use std::sync::Arc;
 
 use super::extract::{find_sql, Found, RUN_SQL};
 use super::outcome::AgentError;
@@ -89,6 +92,21 @@ impl From<StatementError> for RunFailure {
         }
     }
 }
+
+/// Where a conversation stands now, for an answer kind that logs what it
+/// runs: `$AIQ_HOME`, the session file, the source as the audit log names
+/// it.
+#[derive(Debug, Clone)]
+pub struct KindPlace {
+    pub home: PathBuf,
+    pub session: Option<PathBuf>,
+    pub source: String,
+}
+
+/// Makes the answer kind of a mode other than SQL. The core does not know
+/// the other kinds: the composition root hands a conversation its maker
+/// (Lua's lives in `lua`, which builds on the core).
+pub type KindMaker = Arc<dyn Fn(Mode, &KindPlace) -> Option<Box<dyn AnswerKind>> + Send + Sync>;
 
 /// One kind of answer.
 pub trait AnswerKind: Send {

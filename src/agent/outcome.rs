@@ -1,6 +1,6 @@
 //! How a turn ends: an [`Answer`], or an [`AgentError`] that says why not.
-//! Front ends map errors to exit codes through one `From` impl
-//! (`crate::error`), so every mode agrees on them.
+//! Front ends map errors to exit codes through the one `From` impl here,
+//! so every mode agrees on them.
 
 use std::io;
 
@@ -67,6 +67,23 @@ impl From<LlmError> for AgentError {
     }
 }
 
+impl From<AgentError> for crate::error::AiqError {
+    /// The one mapping of a failed turn to an exit code (SPEC §2.4). A
+    /// closed pipe is not a failure: the reader went away, exit 0 quietly.
+    fn from(e: AgentError) -> Self {
+        use crate::error::AiqError;
+        match e {
+            AgentError::Llm(e) => e.into(),
+            AgentError::Refused(m) => AiqError::Refused(m),
+            AgentError::QueryFailed(m) => AiqError::Query(m),
+            e @ AgentError::EmptyAnswer => AiqError::Query(e.to_string()),
+            AgentError::Cancelled => AiqError::Interrupted,
+            AgentError::Output { closed: true, .. } => AiqError::Reported(0),
+            e @ AgentError::Output { .. } => AiqError::Query(e.to_string()),
+        }
+    }
+}
+
 /// The payload of the one final event of a turn.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Outcome {
@@ -85,5 +102,27 @@ impl From<&Result<Answer, AgentError>> for Outcome {
             Ok(a) => Outcome::Answered(a.clone()),
             Err(e) => Outcome::Failed(e.clone()),
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::error::AiqError;
+
+    #[test]
+    fn failed_turns_map_once() {
+        let code = |e: AgentError| AiqError::from(e).exit_code();
+        assert_eq!(code(AgentError::Refused("r".into())), 5);
+        assert_eq!(code(AgentError::QueryFailed("q".into())), 1);
+        assert_eq!(code(AgentError::EmptyAnswer), 1);
+        assert_eq!(code(AgentError::Cancelled), 130);
+        let closed = AgentError::Output {
+            closed: true,
+            message: "broken pipe".into(),
+        };
+        assert_eq!(code(closed), 0);
+        let llm = LlmError::new(LlmErrorKind::Auth, "key refused");
+        assert_eq!(code(AgentError::Llm(llm)), 4);
     }
 }

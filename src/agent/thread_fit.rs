@@ -18,8 +18,8 @@ use super::super::prefix::{question_message, step, Prefix};
 use super::super::prompt::{history_messages, system_prompt, PromptFacts};
 use super::super::tools;
 use super::{Request, Thread};
-use crate::llm::window::thousands;
 use crate::llm::{LlmError, Message, Role, Window};
+use crate::render::thousands;
 
 /// Bytes of the line that introduces a question's added tables.
 const ADDED_HEAD: usize = 80;

@@ -61,7 +61,7 @@ pub fn amount(v: f64) -> String {
     let a = v.abs();
     if v == v.trunc() && a < 1e6 {
         let sign = if v < 0.0 { "-" } else { "" };
-        format!("{sign}{}", crate::frontend::progress::thousands(a as u64))
+        format!("{sign}{}", crate::render::thousands(a as u64))
     } else if a < 1e4 {
         small(v)
     } else {

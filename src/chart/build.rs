@@ -13,7 +13,7 @@ use super::columns::{describe, label, position, Class, ColumnInfo};
 use super::model::{range, Bin, Body, Chart, PointSeries, Scale, Series, XAxis};
 use super::recording::Recording;
 use super::spec::{ChartSpec, Kind};
-use crate::frontend::progress::thousands;
+use crate::render::thousands;
 
 /// Bars drawn at most; more categories: the top ones and "other".
 pub const MAX_BARS: usize = 20;

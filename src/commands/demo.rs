@@ -22,7 +22,7 @@ use crate::frontend::sink::{answer_on_terminal, CollectOptions, Collector};
 use crate::frontend::{direct, oneshot, repl};
 use crate::render::{Format, RenderOptions};
 use crate::safety::Policy;
-use crate::source::{resolve_location, OpenOptions};
+use crate::source::resolve_location;
 
 /// The name the demo shop is saved under.
 const NAME: &str = "demo";
@@ -79,6 +79,7 @@ pub fn run(
         config: &config,
         global: ctx.global,
         env: ctx.env,
+        ask_password: ctx.ask_password.clone(),
     };
     if opening.eval {
         let mut unused = crate::flags::run_given(run);
@@ -221,15 +222,7 @@ fn guide(
     model: Option<String>,
 ) -> Result<(), AiqError> {
     let resolved = ctx.resolve_source(Some(source))?;
-    let src = open_spec(
-        &resolved,
-        OpenOptions {
-            allow_write: false,
-            timeout: ctx.query_timeout(),
-            cache: Some(crate::home::views_cache(&ctx.config.home)),
-            memory_limit: ctx.config.query.memory_limit.clone(),
-        },
-    )?;
+    let src = open_spec(&resolved, ctx.open_options(false))?;
     let stdout = io::stdout();
     let mut out = io::BufWriter::new(stdout.lock());
     let shown =

@@ -8,7 +8,7 @@ use serde_json::Value;
 use super::{write_stdout, Context};
 use crate::error::AiqError;
 use crate::home;
-use crate::llm::window::thousands;
+use crate::render::thousands;
 
 /// Prints the runs logged since `since` (all when `None`).
 pub fn run(ctx: &Context<'_>, since: Option<&str>, json: bool) -> Result<(), AiqError> {

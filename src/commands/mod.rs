@@ -85,7 +85,7 @@ pub fn write_paged(ctx: &Context<'_>, text: &str, no_pager: bool) -> Result<(), 
         no_pager,
         ..crate::cli::RunArgs::default()
     };
-    let Some(screen) = crate::context::pager_screen(ctx, &run) else {
+    let Some(screen) = crate::frontend::output::pager_screen(ctx, &run) else {
         return write_stdout(text.as_bytes());
     };
     let wrapped = crate::render::fit::wrap_prose(text, usize::from(screen.width));

@@ -155,10 +155,8 @@ fn require(ctx: &Context<'_>, name: &str) -> Result<(), AiqError> {
 /// found; a server that cannot be reached now is a warning, not an error.
 fn check_server(ctx: &Context<'_>, server: &ServerSpec) {
     let options = OpenOptions {
-        allow_write: false,
-        timeout: ctx.query_timeout(),
-        cache: Some(crate::home::views_cache(&ctx.config.home)),
         memory_limit: None,
+        ..ctx.open_options(false)
     };
     match source::open(&SourceSpec::Server(server.clone()), options) {
         Ok(src) => {

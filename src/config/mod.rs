@@ -15,6 +15,9 @@ use crate::error::AiqError;
 
 mod located;
 
+pub use crate::llm::LlmConfig;
+pub use crate::lua::LuaConfig;
+
 /// The effective configuration.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Config {
@@ -68,35 +71,6 @@ impl Default for ExamplesConfig {
     }
 }
 
-/// `[llm]`: the model settings (used by the question modes).
-#[derive(Debug, Clone, PartialEq, Deserialize)]
-#[serde(deny_unknown_fields, default)]
-pub struct LlmConfig {
-    pub provider: Option<String>,
-    pub model: Option<String>,
-    pub base_url: Option<String>,
-    pub api_key: Option<String>,
-    pub timeout_secs: u64,
-    pub max_retries: u32,
-    /// The model's context window in tokens; asked from the server or
-    /// learned from its errors when unset.
-    pub context_tokens: Option<usize>,
-}
-
-impl Default for LlmConfig {
-    fn default() -> Self {
-        LlmConfig {
-            provider: None,
-            model: None,
-            base_url: None,
-            api_key: None,
-            timeout_secs: 120,
-            max_retries: 3,
-            context_tokens: None,
-        }
-    }
-}
-
 /// `[chat]`: conversation and display settings.
 #[derive(Debug, Clone, PartialEq, Deserialize)]
 #[serde(deny_unknown_fields, default)]
@@ -137,38 +111,6 @@ impl Default for QueryConfig {
         QueryConfig {
             timeout_secs: 30,
             memory_limit: None,
-        }
-    }
-}
-
-/// `[lua]`: the Lua sandbox's limits (SPEC §8). Each one ends a run with an
-/// error that names it; the process and the chat go on.
-#[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
-#[serde(deny_unknown_fields, default)]
-pub struct LuaConfig {
-    /// Wall-clock time of one run, statements included.
-    pub timeout_secs: u64,
-    /// Memory the Lua state may hold.
-    pub memory_mb: u64,
-    /// What `print`/`aiq.print` may write in one run.
-    pub max_output_kb: u64,
-    /// Rows one `aiq.query` may return to the program.
-    pub max_rows: u64,
-    /// Rows all `aiq.query` calls of one run may return together.
-    pub max_total_rows: u64,
-    /// Lua VM instructions one run may execute.
-    pub max_instructions: u64,
-}
-
-impl Default for LuaConfig {
-    fn default() -> Self {
-        LuaConfig {
-            timeout_secs: 10,
-            memory_mb: 64,
-            max_output_kb: 1024,
-            max_rows: 100_000,
-            max_total_rows: 1_000_000,
-            max_instructions: 1_000_000_000,
         }
     }
 }

@@ -202,6 +202,10 @@ impl Worker {
                     c.answer(false);
                     None
                 }
+                Event::Secret(s) => {
+                    s.answer(None);
+                    None
+                }
                 other => Some(other),
             })
             .collect();
@@ -234,7 +238,7 @@ mod tests {
     struct NoOpener;
 
     impl SourceOpener for NoOpener {
-        fn open(&self, name: &str) -> Result<Opened, String> {
+        fn open(&self, name: &str, _ask: crate::source::PasswordAsk) -> Result<Opened, String> {
             Err(format!("cannot open {name}"))
         }
     }

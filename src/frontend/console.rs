@@ -9,7 +9,7 @@ use std::io::{self, Write};
 use std::time::Duration;
 
 use super::progress::{self, Indicator, Shows};
-use super::sink::{answer_on_terminal, Collector, Finished};
+use super::sink::{answer_on_terminal, secret_on_terminal, Collector, Finished};
 use super::stderr_line;
 use crate::agent::{AgentError, Confirmation, Event, EventSink, Outcome};
 
@@ -109,7 +109,7 @@ impl<'a> Console<'a> {
             } else if finished.hidden > 0 {
                 format!(
                     "{} of {} shown",
-                    progress::thousands(finished.rows - finished.hidden),
+                    crate::render::thousands(finished.rows - finished.hidden),
                     progress::rows(finished.rows)
                 )
             } else {
@@ -216,6 +216,12 @@ impl EventSink for Console<'_> {
                 self.end_stream();
                 let yes = self.confirm(c);
                 c.answer(yes);
+                return Ok(());
+            }
+            Event::Secret(s) => {
+                self.stop_spinner();
+                self.end_stream();
+                s.answer(secret_on_terminal(&s.prompt));
                 return Ok(());
             }
             Event::ToolCall { name, arguments } => {

@@ -13,7 +13,6 @@ use crate::cli::RunArgs;
 use crate::context::{open_spec, Context};
 use crate::error::AiqError;
 use crate::interrupt;
-use crate::source::OpenOptions;
 
 /// Runs `-e SQL` against SOURCE.
 pub fn run(ctx: &Context<'_>, source_arg: Option<&str>, args: &RunArgs) -> Result<(), AiqError> {
@@ -23,12 +22,7 @@ pub fn run(ctx: &Context<'_>, source_arg: Option<&str>, args: &RunArgs) -> Resul
         ));
     };
     let resolved = ctx.resolve_source(source_arg)?;
-    let options = OpenOptions {
-        allow_write: args.allow_write,
-        timeout: ctx.query_timeout(),
-        cache: Some(crate::home::views_cache(&ctx.config.home)),
-        memory_limit: ctx.config.query.memory_limit.clone(),
-    };
+    let options = ctx.open_options(args.allow_write);
     interrupt::install();
     let waiting = super::progress::opening(ctx, source_arg);
     let src = open_spec(&resolved, options)?;

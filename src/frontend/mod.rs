@@ -9,6 +9,7 @@ pub mod charts;
 pub mod console;
 pub mod direct;
 pub mod oneshot;
+pub mod output;
 pub mod pager;
 pub mod progress;
 pub mod repl;
@@ -33,13 +34,13 @@ pub fn stdout_sink<'a>(
     out: &'a mut dyn io::Write,
 ) -> Box<dyn crate::agent::EventSink + 'a> {
     use std::io::IsTerminal;
-    let (format, mut render) = crate::context::output_setup(ctx, args);
+    let (format, mut render) = output::output_setup(ctx, args);
     if args.chart_out.is_some() {
         // The image needs every row: the table counts them all.
         render.count_budget = None;
     }
     let collect = sink::CollectOptions {
-        pager: crate::context::pager_screen(ctx, args),
+        pager: output::pager_screen(ctx, args),
         yes: args.yes,
         verbose: ctx.global.verbose,
         charting: charts::replaces_table(args),

@@ -7,10 +7,11 @@ use std::io::{self, IsTerminal, Read, Write};
 
 use super::charts;
 use super::console::Console;
+use super::output::output_setup;
 use super::sink::{CollectOptions, Collector};
 use crate::agent::{EventSink, Keep};
 use crate::cli::{AskArgs, RunArgs};
-use crate::context::{output_setup, Context};
+use crate::context::Context;
 use crate::error::AiqError;
 use crate::interrupt;
 use crate::session::Session;
@@ -91,7 +92,7 @@ pub fn run(
         verbose: ctx.global.verbose,
         charting: charts::replaces_table(run),
         ascii_charts: ctx.ascii_charts(),
-        pager: crate::context::pager_screen(ctx, run),
+        pager: super::output::pager_screen(ctx, run),
     };
     let collector = Collector::new(&mut out, format, render, collect);
     let mut sink: Box<dyn EventSink + '_> = if stderr_tty {

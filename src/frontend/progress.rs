@@ -142,8 +142,7 @@ pub fn rows(n: u64) -> String {
     }
 }
 
-/// `1234567` → `1,234,567`.
-pub use crate::render::thousands;
+use crate::render::thousands;
 
 /// A duration for people, the same in every front end: milliseconds
 /// under a second, then seconds with one decimal, then minutes and

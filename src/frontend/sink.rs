@@ -217,6 +217,7 @@ impl EventSink for Collector<'_> {
                 let yes = answer_on_terminal(&c, self.options.yes);
                 c.answer(yes);
             }
+            Event::Secret(s) => s.answer(secret_on_terminal(&s.prompt)),
             Event::Columns(columns) => {
                 // Each statement gets a renderer of its own, so nothing of a
                 // failed attempt leaks into the next.
@@ -313,6 +314,23 @@ pub fn answer_on_terminal(c: &Confirmation, yes: bool) -> bool {
     let mut answer = String::new();
     let _ = stdin.lock().read_line(&mut answer);
     is_yes(&answer)
+}
+
+/// Asks for a password on the terminal, without echo: what was typed, or
+/// `None` when nothing was, or stdin or stderr is not a terminal.
+pub fn secret_on_terminal(prompt: &str) -> Option<String> {
+    if !io::stdin().is_terminal() || !io::stderr().is_terminal() {
+        return None;
+    }
+    rpassword::prompt_password(prompt)
+        .ok()
+        .filter(|p| !p.is_empty())
+}
+
+/// How the command line asks for a password a server wants: on the
+/// terminal, without echo.
+pub fn terminal_password() -> crate::source::PasswordAsk {
+    Arc::new(secret_on_terminal)
 }
 
 /// `y` or `yes`, any case.

@@ -39,6 +39,11 @@ fn limits() -> Limits {
     LIMITS.get().copied().unwrap_or_default()
 }
 
+/// Milliseconds with microsecond precision, as log lines write durations.
+pub fn ms(d: std::time::Duration) -> f64 {
+    (d.as_secs_f64() * 1_000_000.0).round() / 1000.0
+}
+
 /// Appends `line` (one JSON object) to the log file `path`: its long
 /// strings cut, the file rotated first when it is full.
 pub fn append(path: &Path, line: &str) -> std::io::Result<()> {

@@ -19,7 +19,7 @@ pub mod window;
 use serde::{Deserialize, Serialize};
 
 pub use crate::cancel::CancelToken;
-pub use settings::{connect, LlmFlags, Provider, Settings};
+pub use settings::{connect, LlmConfig, LlmFlags, Provider, Settings};
 pub use window::{Window, WindowSource};
 
 /// Who wrote a message.
@@ -180,6 +180,19 @@ pub enum LlmErrorKind {
     Cancelled,
     /// A bad setting (unknown provider): a usage error.
     Usage,
+}
+
+impl From<LlmError> for crate::error::AiqError {
+    /// Model errors exit 4; an unknown provider is a usage error (2), a
+    /// cancel an interruption (130).
+    fn from(e: LlmError) -> Self {
+        use crate::error::AiqError;
+        match e.kind {
+            LlmErrorKind::Usage => AiqError::Usage(e.message),
+            LlmErrorKind::Cancelled => AiqError::Interrupted,
+            _ => AiqError::Llm(e.message),
+        }
+    }
 }
 
 impl LlmError {

@@ -12,7 +12,35 @@ use super::openai::OpenAi;
 use super::probe::Probe;
 use super::window::{WindowBook, WindowCache};
 use super::{ChatModel, LlmError, LlmErrorKind};
-use crate::config::LlmConfig;
+
+/// `[llm]`: the model settings (used by the question modes).
+#[derive(Debug, Clone, PartialEq, serde::Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct LlmConfig {
+    pub provider: Option<String>,
+    pub model: Option<String>,
+    pub base_url: Option<String>,
+    pub api_key: Option<String>,
+    pub timeout_secs: u64,
+    pub max_retries: u32,
+    /// The model's context window in tokens; asked from the server or
+    /// learned from its errors when unset.
+    pub context_tokens: Option<usize>,
+}
+
+impl Default for LlmConfig {
+    fn default() -> Self {
+        LlmConfig {
+            provider: None,
+            model: None,
+            base_url: None,
+            api_key: None,
+            timeout_secs: 120,
+            max_retries: 3,
+            context_tokens: None,
+        }
+    }
+}
 
 /// The model flags (`--provider`, `--model`, `--base-url`, `--no-stream`,
 /// `--context-tokens`).

@@ -73,13 +73,12 @@ impl std::fmt::Display for Window {
                 "assumed; set [llm] context_tokens if the model's is smaller".to_string()
             }
         };
-        write!(f, "{} tokens ({how})", thousands(self.tokens))
+        write!(
+            f,
+            "{} tokens ({how})",
+            crate::render::thousands(self.tokens)
+        )
     }
-}
-
-/// `12,363`.
-pub fn thousands(n: usize) -> String {
-    crate::render::thousands(n as u64)
 }
 
 /// Phrases (lowercase) that mark "the prompt does not fit".
@@ -569,8 +568,6 @@ mod tests {
             source: WindowSource::Server("llama.cpp /props".into()),
         };
         assert_eq!(w.to_string(), "4,096 tokens (from llama.cpp /props)");
-        assert_eq!(thousands(128_000), "128,000");
-        assert_eq!(thousands(512), "512");
     }
 
     #[test]

@@ -5,13 +5,13 @@
 //! statement. The turn loop is the thread's; this only plugs into it.
 
 use super::audit::AuditInfo;
+use super::limits::LuaConfig;
 use super::sandbox::{run, LuaFailure, Program, RunEnv};
 use crate::agent::extract::{fenced_blocks, tool_argument, Found};
 use crate::agent::kind::{text_tool, AnswerKind, Mode, RunContext, RunFailure};
 use crate::agent::prompt::{access_rule, idioms, PromptFacts};
 use crate::agent::runner::Ran;
 use crate::agent::{AgentError, HistoryMessage};
-use crate::config::LuaConfig;
 use crate::llm::{ToolCall, ToolDef};
 use crate::source::QueryStats;
 
@@ -26,6 +26,24 @@ aiq.table(rows [, columns]) shows rows as the answer's result table (call it onc
 print(...) and aiq.print(value) add text to the answer (tables are pretty-printed); aiq.json_encode(value), aiq.json_decode(text); aiq.null is an explicit NULL; \
 aiq.read_file(path) reads a file in the working directory; aiq.log(level, message) writes a trace line. \
 A failed statement raises an error (pcall can catch it).";
+
+/// What makes a conversation's Lua answers: its `[lua]` limits, and the
+/// audit log of the conversation as it stands when each kind is made.
+pub fn answer_kinds(limits: LuaConfig) -> crate::agent::kind::KindMaker {
+    std::sync::Arc::new(move |mode, place| match mode {
+        Mode::Lua => Some(Box::new(LuaAnswers::new(
+            limits.clone(),
+            Some(AuditInfo {
+                home: place.home.clone(),
+                session: place.session.clone(),
+                source: place.source.clone(),
+                origin: super::audit::Origin::Model,
+                file: None,
+            }),
+        )) as Box<dyn AnswerKind>),
+        Mode::Sql => None,
+    })
+}
 
 /// Lua programs as answers, with the sandbox's limits and where runs are
 /// logged.

@@ -116,10 +116,7 @@ fn is_zero(n: &usize) -> bool {
     *n == 0
 }
 
-/// Milliseconds with microsecond precision.
-pub fn ms(d: Duration) -> f64 {
-    (d.as_secs_f64() * 1_000_000.0).round() / 1000.0
-}
+pub use crate::home::logs::ms;
 
 /// The log fields that do not depend on how the run went.
 pub struct Run<'a> {

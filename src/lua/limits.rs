@@ -14,8 +14,39 @@ use std::time::{Duration, Instant};
 use mlua::{HookTriggers, Lua, VmState};
 
 use crate::cancel::CancelToken;
-use crate::config::LuaConfig;
 use crate::render::thousands;
+
+/// `[lua]`: the Lua sandbox's limits (SPEC §8). Each one ends a run with an
+/// error that names it; the process and the chat go on.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct LuaConfig {
+    /// Wall-clock time of one run, statements included.
+    pub timeout_secs: u64,
+    /// Memory the Lua state may hold.
+    pub memory_mb: u64,
+    /// What `print`/`aiq.print` may write in one run.
+    pub max_output_kb: u64,
+    /// Rows one `aiq.query` may return to the program.
+    pub max_rows: u64,
+    /// Rows all `aiq.query` calls of one run may return together.
+    pub max_total_rows: u64,
+    /// Lua VM instructions one run may execute.
+    pub max_instructions: u64,
+}
+
+impl Default for LuaConfig {
+    fn default() -> Self {
+        LuaConfig {
+            timeout_secs: 10,
+            memory_mb: 64,
+            max_output_kb: 1024,
+            max_rows: 100_000,
+            max_total_rows: 1_000_000,
+            max_instructions: 1_000_000_000,
+        }
+    }
+}
 
 /// The instruction hook runs every this many VM instructions.
 const HOOK_EVERY: u32 = 1000;

@@ -28,6 +28,7 @@ mod sandbox;
 #[cfg(test)]
 mod sandbox_tests;
 
-pub use answers::{failure, find_lua, LuaAnswers, API, RUN_LUA};
+pub use answers::{answer_kinds, failure, find_lua, LuaAnswers, API, RUN_LUA};
 pub use audit::{AuditInfo, Origin};
+pub use limits::LuaConfig;
 pub use sandbox::{run, LuaFailure, Program, RunEnv, RunReport};

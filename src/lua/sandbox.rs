@@ -19,11 +19,11 @@ use mlua::{Lua, LuaOptions, StdLib};
 
 use super::api::{self, Host};
 use super::audit::{self, AuditInfo, Status};
+use super::limits::LuaConfig;
 use super::limits::{limit_hook, Stop, Stopper, Watchdog};
 use crate::agent::Event;
 use crate::agent::EventSink;
 use crate::cancel::CancelToken;
-use crate::config::LuaConfig;
 use crate::safety::Policy;
 use crate::schema::Catalog;
 use crate::source::DataSource;

@@ -5,11 +5,11 @@
 use std::path::Path;
 use std::time::{Duration, Instant};
 
+use super::limits::LuaConfig;
 use super::{run, AuditInfo, LuaFailure, Origin, Program, RunEnv, RunReport};
 use crate::agent::testkit::{source_in, Recorder};
 use crate::agent::Event;
 use crate::cancel::CancelToken;
-use crate::config::LuaConfig;
 use crate::safety::Policy;
 use crate::source::Value;
 

@@ -52,6 +52,8 @@ pub fn run(ctx: &Context<'_>, args: &McpArgs) -> Result<(), AiqError> {
         config: &config,
         global: ctx.global,
         env: ctx.env,
+        // Nobody is at a terminal to type a password.
+        ask_password: None,
     };
     check_limits(&ctx.config.mcp)?;
     let served = serve_list(ctx, args)?;

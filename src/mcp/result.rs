@@ -285,6 +285,8 @@ impl EventSink for ResultSink<'_> {
             | Event::StatusChanged(_)
             | Event::Output(_)
             | Event::Chart(_) => {}
+            // Nobody to ask: declined.
+            Event::Secret(s) => s.answer(None),
             Event::Proposed { code, .. } => self.proposed = Some(code),
             Event::Confirm(c) => {
                 let yes = match (c.kind, c.detail.as_deref()) {

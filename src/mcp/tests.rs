@@ -27,7 +27,7 @@ struct FileOpener {
 }
 
 impl SourceOpener for FileOpener {
-    fn open(&self, name: &str) -> Result<Opened, String> {
+    fn open(&self, name: &str, _ask: crate::source::PasswordAsk) -> Result<Opened, String> {
         let options = OpenOptions {
             allow_write: self.allow_write,
             ..OpenOptions::default()
@@ -44,6 +44,7 @@ impl SourceOpener for FileOpener {
             examples: Default::default(),
             session_name: name.into(),
             label: name.into(),
+            warnings: Vec::new(),
         })
     }
 }
@@ -553,8 +554,8 @@ fn names_come_from_files_folders_and_urls() {
 struct WithExamples(FileOpener);
 
 impl SourceOpener for WithExamples {
-    fn open(&self, name: &str) -> Result<Opened, String> {
-        let mut opened = self.0.open(name)?;
+    fn open(&self, name: &str, ask: crate::source::PasswordAsk) -> Result<Opened, String> {
+        let mut opened = self.0.open(name, ask)?;
         let example = crate::examples::Example {
             id: "1".into(),
             question: "How many orders per country?".into(),

@@ -141,9 +141,17 @@ pub trait Renderer: RowSink {
 }
 
 /// `1234567` → `1,234,567`: a count for people (footers, limits, windows).
-pub fn thousands(n: u64) -> String {
-    let digits = n.to_string();
-    let mut out = String::with_capacity(digits.len() + digits.len() / 3);
+pub fn thousands(n: impl std::fmt::Display) -> String {
+    let text = n.to_string();
+    let (sign, digits) = match text.strip_prefix('-') {
+        Some(rest) => ("-", rest),
+        None => ("", text.as_str()),
+    };
+    if digits.is_empty() || !digits.bytes().all(|b| b.is_ascii_digit()) {
+        return text;
+    }
+    let mut out = String::with_capacity(text.len() + digits.len() / 3);
+    out.push_str(sign);
     for (i, c) in digits.chars().enumerate() {
         if i > 0 && (digits.len() - i).is_multiple_of(3) {
             out.push(',');

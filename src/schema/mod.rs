@@ -4,6 +4,7 @@
 
 pub mod cache;
 pub mod suggest;
+pub mod words;
 
 use std::borrow::Cow;
 use std::fmt::Write as _;

@@ -193,17 +193,18 @@ impl ClickHouseSource {
             "SELECT version(), (SELECT value FROM system.settings WHERE name = 'readonly'), {}",
             Printing::PROBE
         );
-        let ((facts, endpoint), _) = server::connect(&rt, spec, &who, |password| {
-            let mut endpoint = bare.clone();
-            if password.is_some() {
-                endpoint.password = password;
-            }
-            let probe = probe.clone();
-            async move {
-                let rows = endpoint.collect(&probe).await?;
-                Ok::<_, Failure>((rows, endpoint))
-            }
-        })?;
+        let ((facts, endpoint), _) =
+            server::connect(&rt, spec, &who, options.password.as_ref(), |password| {
+                let mut endpoint = bare.clone();
+                if password.is_some() {
+                    endpoint.password = password;
+                }
+                let probe = probe.clone();
+                async move {
+                    let rows = endpoint.collect(&probe).await?;
+                    Ok::<_, Failure>((rows, endpoint))
+                }
+            })?;
         let row = facts.rows.first().cloned().unwrap_or_default();
         let version = row.first().and_then(server::text).unwrap_or_default();
         let profile_readonly = row.get(1).and_then(server::text).unwrap_or_default();

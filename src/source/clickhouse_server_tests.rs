@@ -32,6 +32,7 @@ fn open_shard(url: String, allow_write: bool) -> Box<dyn super::DataSource> {
         timeout: Duration::from_secs(20),
         cache: None,
         memory_limit: None,
+        password: None,
     };
     open(&spec, options).expect("open the ClickHouse server")
 }

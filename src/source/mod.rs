@@ -95,8 +95,14 @@ impl EngineKind {
     }
 }
 
+/// Asks the user for a password, given the prompt (`Password for
+/// ana@db:5432: `): what was typed, or `None`. The front end supplies it —
+/// a terminal prompt without echo, the view's own — and the engines never
+/// read the terminal themselves.
+pub type PasswordAsk = std::sync::Arc<dyn Fn(&str) -> Option<String> + Send + Sync>;
+
 /// How a source is opened.
-#[derive(Debug, Clone)]
+#[derive(Clone)]
 pub struct OpenOptions {
     /// Open read-write (`--allow-write`); otherwise the engine itself refuses writes.
     pub allow_write: bool,
@@ -108,6 +114,21 @@ pub struct OpenOptions {
     /// The engine's memory ceiling (`[query] memory_limit`; DuckDB only);
     /// `None` keeps the engine's own.
     pub memory_limit: Option<String>,
+    /// Asked once when a server turns down a login that had no password;
+    /// `None`: never asked.
+    pub password: Option<PasswordAsk>,
+}
+
+impl std::fmt::Debug for OpenOptions {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("OpenOptions")
+            .field("allow_write", &self.allow_write)
+            .field("timeout", &self.timeout)
+            .field("cache", &self.cache)
+            .field("memory_limit", &self.memory_limit)
+            .field("password", &self.password.is_some())
+            .finish()
+    }
 }
 
 impl Default for OpenOptions {
@@ -117,6 +138,7 @@ impl Default for OpenOptions {
             timeout: Duration::from_secs(30),
             cache: None,
             memory_limit: None,
+            password: None,
         }
     }
 }

@@ -84,13 +84,14 @@ impl PostgresSource {
             base.get_host(),
             base.get_port()
         );
-        let ((conn, connect), _) = server::connect(&rt, spec, &who, |password| {
-            let opts = match password {
-                Some(p) => base.clone().password(&p),
-                None => base.clone(),
-            };
-            async move { PgConnection::connect_with(&opts).await.map(|c| (c, opts)) }
-        })?;
+        let ((conn, connect), _) =
+            server::connect(&rt, spec, &who, options.password.as_ref(), |password| {
+                let opts = match password {
+                    Some(p) => base.clone().password(&p),
+                    None => base.clone(),
+                };
+                async move { PgConnection::connect_with(&opts).await.map(|c| (c, opts)) }
+            })?;
         let mut source = PostgresSource {
             rt,
             conn: Mutex::new(conn),

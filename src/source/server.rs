@@ -6,7 +6,7 @@
 //! Secrets: the password lives only in the driver's connect options in
 //! memory. Every URL that reaches a message goes through [`redact_url`].
 
-use std::io::{self, IsTerminal};
+use std::io;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
@@ -71,13 +71,14 @@ fn password_from_env(spec: &ServerSpec) -> Result<Option<String>, SourceError> {
 
 /// Connects with `attempt(password)`: the password from `password_env` (or
 /// none, leaving the URL's or the driver's own, such as `PGPASSWORD`); when
-/// the server turns down a login that had no password and aiq runs on a
-/// terminal, asks once for it without echo. Returns the connection and the
-/// password that worked, for the cancel connection.
+/// the server turns down a login that had no password, asks once through
+/// `ask` (the front end's prompt). Returns the connection and the password
+/// that worked, for the cancel connection.
 pub(crate) fn connect<T, E, Fut>(
     rt: &tokio::runtime::Runtime,
     spec: &ServerSpec,
     who: &str,
+    ask: Option<&super::PasswordAsk>,
     mut attempt: impl FnMut(Option<String>) -> Fut,
 ) -> Result<(T, Option<String>), SourceError>
 where
@@ -104,20 +105,14 @@ where
                 )))
             }
         };
-        let can_ask = error.is_auth()
-            && password.is_none()
-            && !asked
-            && !url_has_password(&spec.url)
-            && io::stdin().is_terminal()
-            && io::stderr().is_terminal();
-        if can_ask {
+        let ask = ask.filter(|_| {
+            error.is_auth() && password.is_none() && !asked && !url_has_password(&spec.url)
+        });
+        if let Some(ask) = ask {
             asked = true;
-            match rpassword::prompt_password(format!("Password for {who}: ")) {
-                Ok(p) if !p.is_empty() => {
-                    password = Some(p);
-                    continue;
-                }
-                _ => {}
+            if let Some(typed) = ask(&format!("Password for {who}: ")).filter(|p| !p.is_empty()) {
+                password = Some(typed);
+                continue;
             }
         }
         return Err(error.explain(spec));

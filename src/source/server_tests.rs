@@ -30,6 +30,7 @@ fn open_server(server: &servers::Server) -> Box<dyn super::DataSource> {
         timeout: Duration::from_secs(20),
         cache: None,
         memory_limit: None,
+        password: None,
     };
     open(&spec, options).expect("open the server read-only")
 }

@@ -1101,6 +1101,7 @@ mod tests {
             timeout: Duration::from_millis(200),
             cache: None,
             memory_limit: None,
+            password: None,
         };
         let src = SqliteSource::open(&fixture(dir.path()), opts).unwrap();
         let r = run(

@@ -17,12 +17,10 @@
 //! A [`LinkIndex`] holds what ranking needs from a catalog, built once per
 //! catalog, so ranking 2,000 tables takes a few milliseconds.
 
-pub mod words;
-
 use std::collections::HashSet;
 
+use crate::schema::words::{concepts, ident_parts, noise_marks, stem, words};
 use crate::schema::{Catalog, Detail};
-use words::{concepts, ident_parts, noise_marks, stem, words};
 
 /// Scores of the signals, strongest first.
 const USED_EARLIER: i64 = 10_000;

@@ -14,12 +14,13 @@ use rustyline::Editor;
 
 use self::helper::{joined, ChatHelper, Names};
 use super::console::Console;
+use super::output::render_options;
 use super::sink::{is_yes, CollectOptions, Collector};
 use super::start::{open_for_chat, EditorPrompt};
 use super::stderr_line;
 use crate::agent::{Confirmation, Conversation, EventSink, Flow, Mode};
 use crate::cli::{AskArgs, RunArgs};
-use crate::context::{render_options, Context};
+use crate::context::Context;
 use crate::error::AiqError;
 use crate::home;
 use crate::interrupt;
@@ -164,7 +165,7 @@ impl Chat<'_> {
         let stdout = io::stdout();
         let mut out = io::BufWriter::new(stdout.lock());
         let collect = CollectOptions {
-            pager: crate::context::pager_screen(self.ctx, &self.run),
+            pager: super::output::pager_screen(self.ctx, &self.run),
             yes: self.run.yes,
             verbose: self.ctx.global.verbose,
             ..CollectOptions::default()

@@ -15,7 +15,7 @@ use super::chart::ChartView;
 use super::grid::Grid;
 use super::log::{Kind, Log};
 use super::transcript::{from_history, Entry, Transcript};
-use crate::agent::{Confirmation, Event, HistoryMessage, Status};
+use crate::agent::{Confirmation, Event, HistoryMessage, Secret, Status};
 
 /// What goes into [`App::update`].
 #[derive(Debug)]
@@ -41,6 +41,8 @@ pub enum Action {
     Cancel,
     /// Answer a confirmation.
     Answer(Confirmation, bool),
+    /// Answer a password question: what was typed, or `None`.
+    Reveal(Secret, Option<Typed>),
     /// Chart the last result (the chart comes back as an event).
     Chart,
     /// Save and quit.
@@ -83,6 +85,19 @@ pub enum Overlay {
     Help,
     /// A question from the conversation, answered with y or n.
     Confirm(Confirmation),
+    /// A password the conversation asks for (`/source` on a server), typed
+    /// without being shown.
+    Secret(Secret, Typed),
+}
+
+/// What is typed into a password question: never shown, never in `Debug`.
+#[derive(Default, Clone, PartialEq, Eq)]
+pub struct Typed(pub String);
+
+impl std::fmt::Debug for Typed {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "Typed({} chars)", self.0.chars().count())
+    }
 }
 
 /// What the turn in flight is doing.
@@ -331,8 +346,10 @@ impl App {
     /// Starts quitting: an open question is answered no first, so the
     /// conversation can leave.
     pub(super) fn quit(&mut self, actions: &mut Vec<Action>) {
-        if let Some(Overlay::Confirm(c)) = self.overlay.take() {
-            actions.push(Action::Answer(c, false));
+        match self.overlay.take() {
+            Some(Overlay::Confirm(c)) => actions.push(Action::Answer(c, false)),
+            Some(Overlay::Secret(s, _)) => actions.push(Action::Reveal(s, None)),
+            _ => {}
         }
         if self.busy() {
             actions.push(Action::Cancel);

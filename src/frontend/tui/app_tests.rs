@@ -328,6 +328,53 @@ fn a_confirmation_is_a_dialog_answered_with_y_or_n() {
     ));
 }
 
+/// A password the conversation asks for (`/source` on a server) is typed
+/// into a dialog that shows a dot for each character and never the text;
+/// Enter answers with it, Esc declines, and quitting declines.
+#[test]
+fn a_password_is_typed_unseen_and_answered_with_enter() {
+    let mut a = app();
+    typed(&mut a, "/source pg");
+    a.update(key(KeyCode::Enter));
+    let (s, answer) = crate::agent::Secret::new("Password for ana@db:5432: ");
+    events(&mut a, vec![Event::Secret(s)]);
+    assert!(matches!(a.overlay, Some(Overlay::Secret(..))));
+    assert_eq!(a.turn.as_ref().unwrap().phase, Phase::Waiting);
+    for c in "s3cr3tx".chars() {
+        assert!(a.update(key(KeyCode::Char(c))).is_empty());
+    }
+    a.update(key(KeyCode::Backspace));
+    let shown = format!("{:?}", a.overlay);
+    assert!(!shown.contains("s3cr3t"), "{shown}");
+    let actions = a.update(key(KeyCode::Enter));
+    let [Action::Reveal(s, Some(typed))] = actions.as_slice() else {
+        panic!("{actions:?}")
+    };
+    assert!(!format!("{actions:?}").contains("s3cr3t"));
+    s.answer(Some(typed.0.clone()));
+    assert_eq!(answer.recv().unwrap().as_deref(), Some("s3cr3t"));
+    assert!(a.overlay.is_none());
+    assert_eq!(input(&a), "", "nothing typed reached the input line");
+
+    let (s, _) = crate::agent::Secret::new("Password: ");
+    events(&mut a, vec![Event::Secret(s)]);
+    a.update(key(KeyCode::Char('x')));
+    assert!(matches!(
+        a.update(key(KeyCode::Esc)).as_slice(),
+        [Action::Reveal(_, None)]
+    ));
+    let (s, _) = crate::agent::Secret::new("Password: ");
+    events(&mut a, vec![Event::Secret(s)]);
+    let actions = a.update(ctrl('d'));
+    assert!(
+        matches!(
+            actions.as_slice(),
+            [Action::Reveal(_, None), .., Action::Quit]
+        ),
+        "{actions:?}"
+    );
+}
+
 #[test]
 fn quitting_with_a_question_open_answers_it_no() {
     let mut a = app();

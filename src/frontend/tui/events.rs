@@ -6,7 +6,7 @@
 
 use std::time::Duration;
 
-use super::app::{App, Focus, Overlay, Phase};
+use super::app::{App, Focus, Overlay, Phase, Typed};
 use super::grid::Finished;
 use super::log::Kind;
 use super::text::duration;
@@ -30,6 +30,11 @@ impl App {
             Event::Confirm(c) => {
                 self.phase(Phase::Waiting);
                 self.overlay = Some(Overlay::Confirm(c));
+                self.style_input();
+            }
+            Event::Secret(s) => {
+                self.phase(Phase::Waiting);
+                self.overlay = Some(Overlay::Secret(s, Typed::default()));
                 self.style_input();
             }
             Event::QueryStarted { sql } => {
@@ -153,7 +158,7 @@ impl App {
         let took = self.turn.take().map(|t| self.now.duration_since(t.started));
         self.after_turn = Default::default();
         self.hint = None;
-        if let Some(Overlay::Confirm(_)) = self.overlay {
+        if let Some(Overlay::Confirm(_) | Overlay::Secret(..)) = self.overlay {
             self.overlay = None;
             self.style_input();
         }

@@ -41,6 +41,7 @@ impl App {
         let ctrl = key.modifiers.contains(KeyModifiers::CONTROL);
         match &self.overlay {
             Some(Overlay::Confirm(_)) => return self.confirm_key(key),
+            Some(Overlay::Secret(..)) => return self.secret_key(key),
             Some(Overlay::Help) => {
                 let closes = matches!(
                     key.code,
@@ -115,6 +116,42 @@ impl App {
     pub(super) fn set_focus(&mut self, focus: Focus) {
         self.focus = focus;
         self.style_input();
+    }
+
+    /// Typing a password: characters go in unseen, Backspace takes one
+    /// back, Enter answers with them, Esc (or Ctrl-C) declines.
+    fn secret_key(&mut self, key: KeyEvent) -> Vec<Action> {
+        let ctrl = key.modifiers.contains(KeyModifiers::CONTROL);
+        let Some(Overlay::Secret(_, typed)) = self.overlay.as_mut() else {
+            return Vec::new();
+        };
+        let answer = match key.code {
+            KeyCode::Char('d') if ctrl => {
+                let mut actions = Vec::new();
+                self.quit(&mut actions);
+                return actions;
+            }
+            KeyCode::Char('c') if ctrl => None,
+            KeyCode::Esc => None,
+            KeyCode::Enter => Some(std::mem::take(typed)),
+            KeyCode::Backspace => {
+                typed.0.pop();
+                return Vec::new();
+            }
+            KeyCode::Char(c) if !ctrl => {
+                typed.0.push(c);
+                return Vec::new();
+            }
+            _ => return Vec::new(),
+        };
+        let Some(Overlay::Secret(s, _)) = self.overlay.take() else {
+            return Vec::new();
+        };
+        self.style_input();
+        if let Some(t) = self.turn.as_mut() {
+            t.phase = Phase::Working;
+        }
+        vec![Action::Reveal(s, answer)]
     }
 
     /// y answers yes; n, Enter and Esc answer no (the default).

@@ -169,6 +169,21 @@ fn clear_dialog() {
     });
 }
 
+/// `/source` on a server that wants a password: the dialog shows the
+/// prompt and a dot per character typed, never the characters.
+#[test]
+fn password_dialog() {
+    check("password_dialog", |app, t0| {
+        ask(app, "/source pg");
+        let (s, _answer) = crate::agent::Secret::new("Password for ana@db.example.com:5432: ");
+        events(app, vec![Event::Secret(s)]);
+        for c in "hunter2".chars() {
+            app.update(key(KeyCode::Char(c)));
+        }
+        app.update(Msg::Tick(t0 + Duration::from_millis(400)));
+    });
+}
+
 #[test]
 fn chart_in_the_result_pane() {
     check("chart_in_the_result_pane", |app, _| {

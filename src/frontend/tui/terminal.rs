@@ -198,6 +198,7 @@ fn perform(action: Action, worker: &Worker, history: &mut DefaultHistory, histor
         }
         Action::Cancel => worker.cancel(),
         Action::Answer(confirmation, yes) => confirmation.answer(yes),
+        Action::Reveal(secret, typed) => secret.answer(typed.map(|t| t.0)),
         Action::Chart => worker.run(|conversation, sink| {
             conversation.chart(&crate::chart::ChartSpec::default(), sink)
         }),

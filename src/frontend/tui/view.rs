@@ -11,7 +11,7 @@ use ratatui::widgets::{Block, BorderType, Clear, Padding, Paragraph, Widget, Wra
 use ratatui::Frame;
 use unicode_width::UnicodeWidthStr;
 
-use super::app::{App, Focus, Overlay};
+use super::app::{App, Focus, Overlay, Typed};
 use super::chart::ChartView;
 use super::highlight::code_lines;
 use super::scroll::{draw_rows, row_count, visible_rows, wrap};
@@ -95,6 +95,7 @@ pub fn view(app: &App, frame: &mut Frame) {
     match &app.overlay {
         Some(Overlay::Help) => help(area, buf),
         Some(Overlay::Confirm(c)) => confirm(c, area, buf),
+        Some(Overlay::Secret(s, typed)) => secret(&s.prompt, typed, area, buf),
         None => {}
     }
 }
@@ -200,7 +201,7 @@ fn status(app: &App, area: Rect, buf: &mut Buffer) {
             format!(" {frame} {what} {} ", duration(took)),
             bar.fg(Color::Yellow).add_modifier(Modifier::BOLD),
         ));
-    } else if let Some(Overlay::Confirm(_)) = &app.overlay {
+    } else if let Some(Overlay::Confirm(_) | Overlay::Secret(..)) = &app.overlay {
         left.push(Span::styled(
             " waiting for your answer ",
             bar.fg(Color::Yellow),
@@ -302,6 +303,46 @@ fn help(area: Rect, buf: &mut Buffer) {
     Paragraph::new(lines)
         .block(pane(" Keys ", true))
         .render(r, buf);
+}
+
+/// A password question: the prompt, a dot for each character typed, and
+/// the keys.
+fn secret(prompt: &str, typed: &Typed, area: Rect, buf: &mut Buffer) {
+    let dots = "•".repeat(typed.0.chars().count());
+    let lines = vec![
+        Line::from(vec![
+            Span::styled(
+                prompt.trim_end().to_string(),
+                Style::new().add_modifier(Modifier::BOLD),
+            ),
+            Span::raw(format!(" {dots}")),
+            Span::styled("▏", Style::new().fg(Color::Yellow)),
+        ]),
+        Line::default(),
+        Line::from(vec![
+            Span::styled(
+                "Enter",
+                Style::new().fg(Color::Green).add_modifier(Modifier::BOLD),
+            ),
+            Span::raw(" log in    "),
+            Span::styled(
+                "Esc",
+                Style::new().fg(Color::Red).add_modifier(Modifier::BOLD),
+            ),
+            Span::raw(" cancel    (nothing typed is shown)"),
+        ]),
+    ];
+    let width = 64.min(area.width.saturating_sub(2));
+    let rows = row_count(lines.iter().cloned(), width.saturating_sub(4));
+    let r = dialog(area, width, rows as u16 + 2, buf);
+    let block = pane(" Password ", true).padding(Padding::horizontal(1));
+    let inside = block.inner(r);
+    block.render(r, buf);
+    let wrapped: Vec<Line<'static>> = lines
+        .iter()
+        .flat_map(|l| wrap(l, inside.width as usize))
+        .collect();
+    draw_rows(&wrapped, inside, buf);
 }
 
 fn confirm(c: &Confirmation, area: Rect, buf: &mut Buffer) {

@@ -136,7 +136,7 @@ pub fn cache_dir(home: &Path) -> PathBuf {
 }
 
 /// Where data-file sources keep their views between runs (see
-/// `source::duckdb_views`).
+/// `source::duckdb::views`).
 pub fn views_cache(home: &Path) -> PathBuf {
     cache_dir(home).join("views")
 }

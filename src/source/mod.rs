@@ -8,31 +8,9 @@
 //! prints; errors carry messages a person can act on.
 
 mod clickhouse;
-mod clickhouse_catalog;
-mod clickhouse_native;
-mod clickhouse_rows;
-#[cfg(test)]
-mod clickhouse_server_tests;
-mod clickhouse_text;
-mod clickhouse_url;
-mod dataset;
 mod duckdb;
-mod duckdb_behind;
-mod duckdb_gate;
-mod duckdb_narrow;
-mod duckdb_reads;
-mod duckdb_values;
-mod duckdb_views;
-mod json_depth;
-mod login;
-mod mysql;
-mod partitions;
-mod postgres;
 mod saved;
 mod server;
-mod server_reads;
-#[cfg(test)]
-mod server_tests;
 mod spec;
 mod sqlite;
 mod text_rows;
@@ -43,9 +21,9 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{mpsc, Arc};
 use std::time::{Duration, Instant};
 
-pub use clickhouse_native::{FieldWriter, NativeRows};
-pub use login::LoginPrivileges;
+pub use clickhouse::native::{FieldWriter, NativeRows};
 pub use saved::{SavedSource, SavedSources};
+pub use server::login::LoginPrivileges;
 pub use server::ServerStatus;
 pub use spec::{
     redact_url, rename_table, resolve, resolve_location, strip_password, DataFile, DataFileKind,
@@ -471,10 +449,12 @@ pub fn open(spec: &SourceSpec, options: OpenOptions) -> Result<Box<dyn DataSourc
             duckdb::DuckDbSource::open_data_files(files, skipped, options)?,
         )),
         SourceSpec::Server(server) => match server.protocol {
-            ServerProtocol::Postgres => {
-                Ok(Box::new(postgres::PostgresSource::open(server, options)?))
+            ServerProtocol::Postgres => Ok(Box::new(server::postgres::PostgresSource::open(
+                server, options,
+            )?)),
+            ServerProtocol::MySql => {
+                Ok(Box::new(server::mysql::MySqlSource::open(server, options)?))
             }
-            ServerProtocol::MySql => Ok(Box::new(mysql::MySqlSource::open(server, options)?)),
             ServerProtocol::ClickHouse { .. } => Ok(Box::new(clickhouse::ClickHouseSource::open(
                 server, options,
             )?)),
@@ -486,9 +466,9 @@ pub fn open(spec: &SourceSpec, options: OpenOptions) -> Result<Box<dyn DataSourc
 /// [`CancelToken`] and the statement timeout. The engine's `interrupt` is
 /// registered on the token only while the statement runs, so a cancel that
 /// arrives before or after it never reaches another statement.
-pub(crate) struct Guard;
+pub(crate) struct Interruptible;
 
-impl Guard {
+impl Interruptible {
     /// Streams rows into `sink`: `next_row` fills the buffer with one row
     /// and returns false at the end. Checks for a cancel every 4096 rows, so
     /// rows that are already fetched stop flowing too.
@@ -513,7 +493,7 @@ impl Guard {
         }
     }
 
-    /// Runs one statement through [`Guard::run`] and reports its stats.
+    /// Runs one statement through [`Interruptible::run`] and reports its stats.
     pub(crate) fn execute(
         sql: &CheckedSql,
         timeout: Duration,
@@ -522,7 +502,7 @@ impl Guard {
         stream: impl FnOnce() -> Result<u64, ExecError>,
     ) -> Result<QueryStats, ExecError> {
         let started = Instant::now();
-        let rows = Guard::run(timeout, cancel, interrupt, stream)?;
+        let rows = Interruptible::run(timeout, cancel, interrupt, stream)?;
         Ok(QueryStats {
             rows,
             elapsed: started.elapsed(),
@@ -664,7 +644,7 @@ mod tests {
     fn guard_reports_timeout() {
         let fired = Arc::new(AtomicBool::new(false));
         let seen = Arc::clone(&fired);
-        let r: Result<(), ExecError> = Guard::run(
+        let r: Result<(), ExecError> = Interruptible::run(
             Duration::from_millis(20),
             &CancelToken::new(),
             move || seen.store(true, Ordering::SeqCst),
@@ -680,7 +660,7 @@ mod tests {
 
     #[test]
     fn guard_passes_fast_results_through() {
-        let r = Guard::run(Duration::from_secs(5), &CancelToken::new(), || {}, || Ok(7));
+        let r = Interruptible::run(Duration::from_secs(5), &CancelToken::new(), || {}, || Ok(7));
         assert_eq!(r.unwrap(), 7);
     }
 
@@ -689,7 +669,7 @@ mod tests {
         let cancel = CancelToken::new();
         let interrupted = Arc::new(AtomicBool::new(false));
         let seen = Arc::clone(&interrupted);
-        let r: Result<(), ExecError> = Guard::run(
+        let r: Result<(), ExecError> = Interruptible::run(
             Duration::from_secs(5),
             &cancel,
             move || seen.store(true, Ordering::SeqCst),
@@ -706,14 +686,14 @@ mod tests {
     fn a_cancelled_token_runs_nothing_and_a_fresh_one_runs() {
         let cancel = CancelToken::new();
         cancel.cancel();
-        let r = Guard::run(
+        let r = Interruptible::run(
             Duration::from_secs(5),
             &cancel,
             || {},
             || -> Result<(), ExecError> { panic!("must not run") },
         );
         assert!(matches!(r, Err(ExecError::Cancelled)), "{r:?}");
-        let r = Guard::run(Duration::from_secs(5), &CancelToken::new(), || {}, || Ok(1));
+        let r = Interruptible::run(Duration::from_secs(5), &CancelToken::new(), || {}, || Ok(1));
         assert_eq!(r.unwrap(), 1);
     }
 }

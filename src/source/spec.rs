@@ -6,8 +6,9 @@ use std::fs;
 use std::io::Read;
 use std::path::{Path, PathBuf};
 
+use super::duckdb::dataset;
 use super::saved::SavedSources;
-use super::{dataset, SourceError};
+use super::SourceError;
 pub use crate::redact::{redact_url, strip_password};
 
 /// What a SOURCE argument resolved to.

@@ -14,7 +14,7 @@ use rusqlite::{Connection, OpenFlags};
 
 use super::{
     quote_ident, quote_str, watchdog, CancelToken, Column, DataSource, EngineKind, ExecError,
-    Guard, OpenOptions, QueryStats, RowSink, SourceError, Value,
+    Interruptible, OpenOptions, QueryStats, RowSink, SourceError, Value,
 };
 use crate::safety::{pragma_only_reads, CheckedSql, EngineReading, Hidden};
 use crate::schema::{
@@ -99,7 +99,7 @@ impl SqliteSource {
             return Ok(self.conn.changes());
         }
         let mut rows = stmt.query([]).map_err(fail)?;
-        Guard::pump(cancel, columns.len(), sink, |buf| {
+        Interruptible::pump(cancel, columns.len(), sink, |buf| {
             let Some(row) = rows.next().map_err(fail)? else {
                 return Ok(false);
             };
@@ -164,7 +164,7 @@ impl DataSource for SqliteSource {
         cancel: &CancelToken,
     ) -> Result<QueryStats, ExecError> {
         let interrupt = self.conn.get_interrupt_handle();
-        Guard::execute(
+        Interruptible::execute(
             sql,
             self.options.timeout,
             cancel,

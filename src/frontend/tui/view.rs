@@ -309,7 +309,7 @@ fn help(area: Rect, buf: &mut Buffer) {
 /// the keys.
 fn secret(prompt: &str, typed: &Typed, area: Rect, buf: &mut Buffer) {
     let dots = "•".repeat(typed.0.chars().count());
-    let lines = vec![
+    let lines = [
         Line::from(vec![
             Span::styled(
                 prompt.trim_end().to_string(),

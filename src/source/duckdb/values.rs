@@ -25,7 +25,7 @@ use duckdb::arrow::datatypes::{
 use duckdb::arrow::util::display::{ArrayFormatter, FormatOptions};
 use duckdb::core::LogicalTypeId;
 
-use super::Value;
+use crate::source::Value;
 
 /// DuckDB's `infinity` for DATE (and the negative for `-infinity`).
 const DATE_INFINITY: i32 = i32::MAX;
@@ -329,7 +329,7 @@ fn date(days: i32) -> Value {
 /// `5877642-06-25 (BC)`. Proleptic Gregorian calendar (H. Hinnant's
 /// days-to-civil algorithm).
 fn far_date(days: i64) -> String {
-    let (year, month, day) = super::value::civil(days);
+    let (year, month, day) = crate::source::value::civil(days);
     if year <= 0 {
         format!("{:04}-{month:02}-{day:02} (BC)", 1 - year)
     } else {

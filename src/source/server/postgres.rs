@@ -7,7 +7,6 @@
 use std::collections::{HashMap, HashSet};
 use std::fmt::Write as _;
 use std::str::FromStr;
-use std::sync::atomic::{AtomicI32, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
 use tokio::sync::Mutex;
@@ -19,28 +18,24 @@ use sqlx::postgres::{
 use sqlx::{Column as _, ConnectOptions, Connection, Executor, Row, Statement, TypeInfo, ValueRef};
 
 use super::partitions::{with_comment, Partitioning, RemoteKind};
-use super::server::{
-    self, bytes_value, cancel_on_server, exec_error, pump, sample_columns, text, Collect, Liveness,
-    ServerStatus, SAMPLE_BUDGET,
-};
-use super::spec::{redact_url, ServerSpec};
+use super::session::{Engine, Session};
 use super::{
-    quote_ident, table_ref, CancelToken, Column, DataSource, EngineKind, ExecError, Guard,
-    LoginPrivileges, OpenOptions, QueryStats, RowSink, Since, SourceError, Value,
+    self as server, bytes_value, pump, sample_columns, text, Collect, ServerStatus, SAMPLE_BUDGET,
 };
-use crate::safety::{Access, CheckedSql, UserFunctions};
+use crate::safety::{CheckedSql, UserFunctions};
 use crate::schema::{offer_sample, sample_targets, TableKind, SAMPLE_ROWS};
 use crate::schema::{Catalog, ColumnInfo, ForeignKey, Table};
+use crate::source::spec::{redact_url, ServerSpec};
+use crate::source::{
+    quote_ident, table_ref, CancelToken, Column, DataSource, EngineKind, ExecError,
+    LoginPrivileges, OpenOptions, QueryStats, RowSink, Since, SourceError, Value,
+};
 
 pub(crate) struct PostgresSource {
     rt: tokio::runtime::Runtime,
     conn: Mutex<PgConnection>,
-    /// With the password that worked, for the cancel connection.
-    connect: PgConnectOptions,
-    spec: ServerSpec,
-    /// The server process serving the connection, for `pg_cancel_backend`.
-    pid: Arc<AtomicI32>,
-    live: Liveness,
+    /// Connecting again, errors and cancels (`pg_cancel_backend`).
+    session: Session<Postgres>,
     options: OpenOptions,
     status: ServerStatus,
     /// The database's own functions (SPEC §4.2, "Behind a name"), read
@@ -95,10 +90,7 @@ impl PostgresSource {
         let mut source = PostgresSource {
             rt,
             conn: Mutex::new(conn),
-            connect,
-            spec: spec.clone(),
-            pid: Arc::new(AtomicI32::new(0)),
-            live: Liveness::new(),
+            session: Session::new(connect, spec.clone(), options.timeout),
             options,
             status: ServerStatus {
                 version: String::new(),
@@ -118,7 +110,7 @@ impl PostgresSource {
             .map_err(|e| SourceError(format!("cannot read the server's version: {e}")))?;
         let row = facts.rows.first().cloned().unwrap_or_default();
         if let Some(Value::Int(pid)) = row.first() {
-            source.pid.store(*pid as i32, Ordering::SeqCst);
+            source.session.set_id(*pid as u64);
         }
         let version = row.get(1).and_then(text).unwrap_or_default();
         let version = version.split_whitespace().next().unwrap_or("").to_string();
@@ -154,7 +146,7 @@ impl PostgresSource {
         let begun = sqlx::raw_sql(&begin).execute(&mut *conn).await;
         let result = match begun {
             Ok(_) => self.stream(conn, sql, sink, cancelled).await,
-            Err(e) => Err(self.error(e)),
+            Err(e) => Err(self.session.error(e)),
         };
         server::end_read(&mut *conn).await;
         result
@@ -166,7 +158,7 @@ impl PostgresSource {
         let no_cancel = CancelToken::new();
         self.rt.block_on(async {
             let mut conn = self.conn.lock().await;
-            self.revive(&mut conn).await?;
+            self.session.revive(&mut conn).await?;
             self.read(&mut conn, sql, timeout, &mut out, &no_cancel)
                 .await
         })?;
@@ -182,25 +174,6 @@ impl PostgresSource {
         out.rows.first()?.first().and_then(text)
     }
 
-    /// Connects again if the connection died, and learns the new backend's pid.
-    async fn revive(&self, conn: &mut PgConnection) -> Result<(), ExecError> {
-        if server::revive(&self.live, conn, &self.connect, &self.spec).await? {
-            let pid: i32 = sqlx::query_scalar("SELECT pg_backend_pid()")
-                .fetch_one(&mut *conn)
-                .await
-                .map_err(|e| self.error(e))?;
-            self.pid.store(pid, Ordering::SeqCst);
-        }
-        Ok(())
-    }
-
-    fn error(&self, e: sqlx::Error) -> ExecError {
-        let lost = self.live.note(&e);
-        exec_error(e, self.options.timeout, lost, |db| {
-            db.code().as_deref() == Some("57014") && db.message().contains("statement timeout")
-        })
-    }
-
     /// Prepares `sql` (for its columns, also when no row comes back), then
     /// streams its rows.
     async fn stream(
@@ -210,7 +183,10 @@ impl PostgresSource {
         sink: &mut dyn RowSink,
         cancelled: &CancelToken,
     ) -> Result<(u64, u64), ExecError> {
-        let statement = (&mut *conn).prepare(sql).await.map_err(|e| self.error(e))?;
+        let statement = (&mut *conn)
+            .prepare(sql)
+            .await
+            .map_err(|e| self.session.error(e))?;
         let (columns, decoders): (Vec<Column>, Vec<Decoder>) = statement
             .columns()
             .iter()
@@ -225,7 +201,7 @@ impl PostgresSource {
             rows,
             sink,
             cancelled,
-            &self.canceller(true),
+            &self.session.canceller(true),
             |done: &sqlx::postgres::PgQueryResult| done.rows_affected(),
             |row: &PgRow, out| {
                 for (i, d) in decoders.iter().enumerate() {
@@ -235,31 +211,9 @@ impl PostgresSource {
                     });
                 }
             },
-            |e| self.error(e),
+            |e| self.session.error(e),
         )
         .await
-    }
-
-    /// Cancels the statement running on the server, from a second
-    /// connection; with `wait`, returns only once the server has it (so a
-    /// cancel never lands on a later statement).
-    fn canceller(&self, wait: bool) -> impl Fn() + Send + Sync + 'static {
-        let connect = self.connect.clone();
-        let pid = Arc::clone(&self.pid);
-        move || {
-            let connect = connect.clone();
-            let pid = pid.load(Ordering::SeqCst);
-            cancel_on_server(wait, move || {
-                let Ok(rt) = server::runtime() else { return };
-                rt.block_on(async {
-                    if let Ok(mut c) = PgConnection::connect_with(&connect).await {
-                        let sql = format!("SELECT pg_cancel_backend({pid})");
-                        let _ = sqlx::raw_sql(&sql).execute(&mut c).await;
-                        let _ = c.close().await;
-                    }
-                });
-            })
-        }
     }
 }
 
@@ -306,35 +260,18 @@ impl DataSource for PostgresSource {
         sink: &mut dyn RowSink,
         cancel: &CancelToken,
     ) -> Result<QueryStats, ExecError> {
-        // A source opened read-only runs everything as a read, whatever the
-        // statement claims to be.
-        let write = sql.access() == Access::Write && self.options.allow_write;
-        if write {
-            // It may define or drop a function.
-            self.functions.forget();
-        }
-        let interrupted = server::Interrupted::default();
-        Guard::execute(
-            sql,
-            self.options.timeout,
+        self.session.execute(
+            &self.rt,
+            &self.conn,
+            (sql, self.options.allow_write),
+            &self.functions,
             cancel,
-            interrupted.noting(self.canceller(false)),
-            || {
-                server::run_statement(
-                    &self.rt,
-                    &self.conn,
-                    &self.live,
-                    write,
-                    &interrupted,
-                    async |conn| {
-                        self.revive(conn).await?;
-                        if write {
-                            self.stream(conn, sql.sql(), sink, cancel).await
-                        } else {
-                            self.read(conn, sql.sql(), None, sink, cancel).await
-                        }
-                    },
-                )
+            async |conn, write| {
+                if write {
+                    self.stream(conn, sql.sql(), sink, cancel).await
+                } else {
+                    self.read(conn, sql.sql(), None, sink, cancel).await
+                }
             },
         )
     }
@@ -355,7 +292,7 @@ impl DataSource for PostgresSource {
             .user_functions()
             .map(|f| f.functions.keys().map(|k| k.to_lowercase()).collect())
             .unwrap_or_default();
-        super::server_reads::postgres_plan(&plan, &own)
+        super::reads::postgres_plan(&plan, &own)
     }
 
     fn login_privileges(&self, hidden: &[Table]) -> Option<Result<LoginPrivileges, SourceError>> {
@@ -1110,6 +1047,29 @@ fn json_of(v: &Value) -> String {
         Value::Float(f) if f.is_finite() => v.to_text(),
         Value::Json(s) => s.clone(),
         other => serde_json::Value::String(other.to_text()).to_string(),
+    }
+}
+
+/// PostgreSQL's ways with a session (see [`Session`]).
+struct Postgres;
+
+impl Engine for Postgres {
+    type Conn = PgConnection;
+
+    async fn session_id(conn: &mut PgConnection) -> Result<u64, sqlx::Error> {
+        let pid: i32 = sqlx::query_scalar("SELECT pg_backend_pid()")
+            .fetch_one(&mut *conn)
+            .await?;
+        Ok(pid as u64)
+    }
+
+    async fn cancel(conn: &mut PgConnection, id: u64) {
+        let sql = format!("SELECT pg_cancel_backend({id})");
+        let _ = sqlx::raw_sql(&sql).execute(conn).await;
+    }
+
+    fn is_timeout(db: &dyn sqlx::error::DatabaseError) -> bool {
+        db.code().as_deref() == Some("57014") && db.message().contains("statement timeout")
     }
 }
 

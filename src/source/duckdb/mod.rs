@@ -10,26 +10,35 @@
 //! engine spills beyond it into aiq's private temporary folder, never next
 //! to the user's files.
 
+pub(crate) mod behind;
+pub(crate) mod dataset;
+pub(crate) mod gate;
+pub(crate) mod json_depth;
+pub(crate) mod narrow;
+pub(crate) mod reads;
+pub(crate) mod values;
+pub(crate) mod views;
+
 use std::path::Path;
 
 use duckdb::core::LogicalTypeId;
 use duckdb::types::{Value as DValue, ValueRef};
 use duckdb::{AccessMode, Config, Connection};
 
-use super::duckdb_behind::{self, UserObjects};
-use super::duckdb_gate::DuckGate;
-use super::duckdb_narrow::{self, Narrowable};
-use super::duckdb_values::Kind;
-use super::duckdb_views::{self, Allowed};
 use super::spec::DataFile;
 use super::{
     quote_ident, quote_str, table_ref, watchdog, CancelToken, Column, DataSource, EngineKind,
-    ExecError, Guard, OpenOptions, QueryStats, RowSink, SourceError, Value,
+    ExecError, Interruptible, OpenOptions, QueryStats, RowSink, SourceError, Value,
 };
 use crate::safety::{Access, CheckedSql, EngineReading};
 use crate::schema::{
     offer_sample, sample_targets, Catalog, ColumnInfo, ForeignKey, Table, TableKind, SAMPLE_ROWS,
 };
+use behind::UserObjects;
+use gate::DuckGate;
+use narrow::Narrowable;
+use values::Kind;
+use views::Allowed;
 
 /// How long introspection may spend on sample values: a safety net only —
 /// the sample query reads the first rows of each table in insertion order,
@@ -304,7 +313,7 @@ impl DuckDbSource {
         };
         let conn: &Connection = narrowed.as_ref().unwrap_or(&main);
         let interrupt = conn.interrupt_handle();
-        Guard::execute(
+        Interruptible::execute(
             sql,
             self.options.timeout,
             cancel,
@@ -389,11 +398,11 @@ impl DuckDbSource {
             .clone()
             .filter(|dir| crate::home::create_private_dir(dir).is_ok());
         // Every file's size and time, read once.
-        let fingerprint = duckdb_views::fingerprint(files);
+        let fingerprint = views::fingerprint(files);
         let (db_path, built) = match cache {
             Some(cache) => {
-                let (target, prefix) = duckdb_views::cached_path(&cache, files, &fingerprint);
-                match duckdb_views::read_note(&target) {
+                let (target, prefix) = views::cached_path(&cache, files, &fingerprint);
+                match views::read_note(&target) {
                     Some(built) => (target, built),
                     None => {
                         let building = cache.join(format!(
@@ -406,7 +415,7 @@ impl DuckDbSource {
                         ));
                         let built = build_views(&building, files, &memory)?;
                         private_file(&building);
-                        match duckdb_views::keep(&building, &built, &target, &prefix) {
+                        match views::keep(&building, &built, &target, &prefix) {
                             Ok(()) => (target, built),
                             Err(e) => {
                                 tracing::warn!("{e}");
@@ -550,20 +559,17 @@ impl DuckDbSource {
             sink.columns(&[])?;
             let batch = stmt.step().map_err(engine_error)?;
             let changed = batch
-                .and_then(|b| {
-                    match super::duckdb_values::Reader::new(&b.columns()[0], Kind::Plain).value(0) {
+                .and_then(
+                    |b| match values::Reader::new(&b.columns()[0], Kind::Plain).value(0) {
                         Value::Int(n) => Some(n.max(0) as u64),
                         _ => None,
-                    }
-                })
+                    },
+                )
                 .unwrap_or(0);
             return Ok(changed);
         }
         // Types Arrow cannot carry faithfully come as DuckDB's own text.
-        let texts: Vec<bool> = ids
-            .iter()
-            .map(|(id, _)| super::duckdb_values::needs_text(*id))
-            .collect();
+        let texts: Vec<bool> = ids.iter().map(|(id, _)| values::needs_text(*id)).collect();
         if sql.access() == Access::Read && texts.contains(&true) {
             if let Some(wrapped) = self.as_text(conn, sql.sql(), &texts) {
                 stmt = wrapped;
@@ -575,15 +581,15 @@ impl DuckDbSource {
             let Some(batch) = stmt.step().map_err(engine_error)? else {
                 return Ok(streamed);
             };
-            let readers: Vec<super::duckdb_values::Reader<'_>> = batch
+            let readers: Vec<values::Reader<'_>> = batch
                 .columns()
                 .iter()
                 .zip(&ids)
-                .map(|(array, (_, kind))| super::duckdb_values::Reader::new(array, *kind))
+                .map(|(array, (_, kind))| values::Reader::new(array, *kind))
                 .collect();
             let mut row = 0;
             let rows = duckdb::arrow::array::Array::len(&batch);
-            streamed += Guard::pump(cancel, count, sink, |buf| {
+            streamed += Interruptible::pump(cancel, count, sink, |buf| {
                 if row == rows {
                     return Ok(false);
                 }
@@ -611,7 +617,7 @@ impl DuckDbSource {
             return None;
         }
         let tree = self.gate.query_tree(sql)?;
-        let mut needed = duckdb_narrow::needed(&tree, &self.narrowable);
+        let mut needed = narrow::needed(&tree, &self.narrowable);
         // Past a third of the files, writing and binding their list costs
         // more than binding the kept view.
         needed.retain(|(d, files)| files.len() * 3 <= self.narrowable[*d].files.len());
@@ -636,7 +642,7 @@ impl DuckDbSource {
             if conn.execute_batch(&create).is_err() {
                 continue;
             }
-            if duckdb_views::describe(&conn, &name) == dataset.view.columns {
+            if views::describe(&conn, &name) == dataset.view.columns {
                 narrowed = true;
             } else if conn.execute_batch(&format!("DROP VIEW {name}")).is_err() {
                 return None;
@@ -717,7 +723,7 @@ impl DataSource for DuckDbSource {
     }
 
     fn columns_read(&self, sql: &CheckedSql) -> Option<Vec<crate::safety::ColumnRead>> {
-        super::duckdb_reads::columns_read(&self.conn.borrow(), sql.sql())
+        reads::columns_read(&self.conn.borrow(), sql.sql())
     }
 
     fn read_statement(&self, sql: &str) -> Option<Result<EngineReading, String>> {
@@ -733,7 +739,7 @@ impl DataSource for DuckDbSource {
                 *objects = UserObjects::read(&conn).ok();
             }
             match objects.as_ref() {
-                Some(objects) => duckdb_behind::expand(&self.gate, &mut reading, objects),
+                Some(objects) => behind::expand(&self.gate, &mut reading, objects),
                 None => reading.opaque = true,
             }
         }
@@ -764,7 +770,7 @@ impl DataSource for DuckDbSource {
                 let query = format!("SELECT * FROM {}", table_ref(table));
                 table.reaches = objects
                     .as_ref()
-                    .and_then(|o| duckdb_behind::reaches(&self.gate, o, &query))
+                    .and_then(|o| behind::reaches(&self.gate, o, &query))
                     .unwrap_or_else(|| vec![crate::schema::REACHES_UNKNOWN.into()]);
             }
             *self.objects.borrow_mut() = objects;
@@ -822,11 +828,11 @@ fn build_views(
     path: &Path,
     files: &[DataFile],
     memory: &Memory,
-) -> Result<duckdb_views::Built, SourceError> {
+) -> Result<views::Built, SourceError> {
     let fail = |e: duckdb::Error| open_error("the data files", memory, e);
     let config = base_config(AccessMode::ReadWrite, memory).map_err(fail)?;
     let conn = Connection::open_with_flags(path, config).map_err(fail)?;
-    Ok(duckdb_views::build(&conn, files))
+    Ok(views::build(&conn, files))
 }
 
 /// Mode 0600 for a views database (it names the files).
@@ -1119,11 +1125,11 @@ fn qualified(schema: String, table: String) -> String {
 }
 
 #[cfg(test)]
-#[path = "duckdb_memory_tests.rs"]
+#[path = "memory_tests.rs"]
 mod memory_tests;
 
 #[cfg(test)]
-#[path = "duckdb_narrow_tests.rs"]
+#[path = "narrow_tests.rs"]
 mod narrow_tests;
 
 #[cfg(test)]

@@ -9,7 +9,6 @@
 use std::cell::RefCell;
 use std::collections::{HashMap, HashSet};
 use std::str::FromStr;
-use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
 use tokio::sync::Mutex;
@@ -20,18 +19,18 @@ use sqlx::mysql::{MySqlColumn, MySqlConnectOptions, MySqlConnection, MySqlQueryR
 use sqlx::{Column as _, ConnectOptions, Connection, Executor, Row, Statement, TypeInfo};
 
 use super::partitions::{plain_expression, spider_server, with_comment, Partitioning, RemoteKind};
-use super::server::{
-    self, bytes_value, cancel_on_server, exec_error, pump, sample_columns, text, Collect, Liveness,
-    ServerStatus, SAMPLE_BUDGET,
-};
-use super::spec::{redact_url, ServerSpec};
+use super::session::{Engine, Session};
 use super::{
-    CancelToken, Column, DataSource, EngineKind, ExecError, Guard, LoginPrivileges, OpenOptions,
-    QueryStats, RowSink, Since, SourceError, Value,
+    self as server, bytes_value, pump, sample_columns, text, Collect, ServerStatus, SAMPLE_BUDGET,
 };
-use crate::safety::{Access, CheckedSql};
+use crate::safety::CheckedSql;
 use crate::schema::{Catalog, ColumnInfo, ForeignKey, Table};
 use crate::schema::{TableKind, SAMPLE_ROWS};
+use crate::source::spec::{redact_url, ServerSpec};
+use crate::source::{
+    CancelToken, Column, DataSource, EngineKind, ExecError, LoginPrivileges, OpenOptions,
+    QueryStats, RowSink, Since, SourceError, Value,
+};
 
 /// One row of `EXPLAIN`: its `table`, `type` and `Extra`.
 type PlanRow = (String, String, String);
@@ -39,12 +38,8 @@ type PlanRow = (String, String, String);
 pub(crate) struct MySqlSource {
     rt: tokio::runtime::Runtime,
     conn: Mutex<MySqlConnection>,
-    /// With the password that worked, for the `KILL QUERY` connection.
-    connect: MySqlConnectOptions,
-    spec: ServerSpec,
-    /// The server's id for the connection, for `KILL QUERY`.
-    connection_id: Arc<AtomicU64>,
-    live: Liveness,
+    /// Connecting again, errors and cancels (`KILL QUERY`).
+    session: Session<MySql>,
     mariadb: bool,
     options: OpenOptions,
     status: ServerStatus,
@@ -96,10 +91,7 @@ impl MySqlSource {
         let mut source = MySqlSource {
             rt,
             conn: Mutex::new(conn),
-            connect,
-            spec: spec.clone(),
-            connection_id: Arc::new(AtomicU64::new(0)),
-            live: Liveness::new(),
+            session: Session::new(connect, spec.clone(), options.timeout),
             mariadb: false,
             options,
             status: ServerStatus {
@@ -121,7 +113,7 @@ impl MySqlSource {
             .map_err(fail)?;
         let row = facts.rows.first().cloned().unwrap_or_default();
         if let Some(Value::Int(id)) = row.first() {
-            source.connection_id.store(*id as u64, Ordering::SeqCst);
+            source.session.set_id(*id as u64);
         }
         let version = row.get(1).and_then(text).unwrap_or_default();
         source.mariadb = version.to_ascii_lowercase().contains("mariadb");
@@ -206,7 +198,7 @@ impl MySqlSource {
         sqlx::raw_sql(&self.begin_read(timeout))
             .execute(&mut *conn)
             .await
-            .map_err(|e| self.error(e))?;
+            .map_err(|e| self.session.error(e))?;
         let result = self.stream(conn, sql, sink, cancelled).await;
         server::end_read(&mut *conn).await;
         result
@@ -225,7 +217,7 @@ impl MySqlSource {
         };
         self.rt.block_on(async {
             let mut conn = self.conn.lock().await;
-            self.revive(&mut conn).await.ok()?;
+            self.session.revive(&mut conn).await.ok()?;
             sqlx::raw_sql(&self.begin_read(self.options.timeout))
                 .execute(&mut *conn)
                 .await
@@ -270,7 +262,7 @@ impl MySqlSource {
         let no_cancel = CancelToken::new();
         self.rt.block_on(async {
             let mut conn = self.conn.lock().await;
-            self.revive(&mut conn).await?;
+            self.session.revive(&mut conn).await?;
             let timeout = timeout.unwrap_or(self.options.timeout);
             self.read(&mut conn, sql, timeout, &mut out, &no_cancel)
                 .await
@@ -293,28 +285,6 @@ impl MySqlSource {
         )
     }
 
-    /// Connects again if the connection died (each statement sets the
-    /// session up again, see [`MySqlSource::begin_read`]), and learns the
-    /// new connection's id.
-    async fn revive(&self, conn: &mut MySqlConnection) -> Result<(), ExecError> {
-        if server::revive(&self.live, conn, &self.connect, &self.spec).await? {
-            let id: u64 = sqlx::query_scalar("SELECT CONNECTION_ID()")
-                .fetch_one(&mut *conn)
-                .await
-                .map_err(|e| self.error(e))?;
-            self.connection_id.store(id, Ordering::SeqCst);
-        }
-        Ok(())
-    }
-
-    fn error(&self, e: sqlx::Error) -> ExecError {
-        let lost = self.live.note(&e);
-        exec_error(e, self.options.timeout, lost, |db| {
-            let text = db.message().to_ascii_lowercase();
-            text.contains("max_statement_time") || text.contains("maximum statement execution time")
-        })
-    }
-
     /// Prepares `sql` and streams its rows in the binary protocol: a
     /// prepared statement is always exactly one statement on the server,
     /// whatever the text holds. The few statements the server cannot
@@ -334,7 +304,7 @@ impl MySqlSource {
             {
                 return self.stream_text(conn, sql, sink, cancelled).await;
             }
-            Err(e) => return Err(self.error(e)),
+            Err(e) => return Err(self.session.error(e)),
         };
         let (columns, kinds) = describe(statement.columns());
         sink.columns(&columns)?;
@@ -343,10 +313,10 @@ impl MySqlSource {
             rows,
             sink,
             cancelled,
-            &self.canceller(true),
+            &self.session.canceller(true),
             |done: &MySqlQueryResult| done.rows_affected(),
             |row: &MySqlRow, out| decode_row(row, &kinds, true, out),
-            |e| self.error(e),
+            |e| self.session.error(e),
         )
         .await
     }
@@ -373,7 +343,7 @@ impl MySqlSource {
                 rows,
                 &mut first,
                 cancelled,
-                &self.canceller(true),
+                &self.session.canceller(true),
                 |done: &MySqlQueryResult| done.rows_affected(),
                 |row: &MySqlRow, out| {
                     if kinds.is_empty() && !row.columns().is_empty() {
@@ -383,7 +353,7 @@ impl MySqlSource {
                     }
                     decode_row(row, &kinds, false, out)
                 },
-                |e| self.error(e),
+                |e| self.session.error(e),
             )
             .await?
         };
@@ -391,29 +361,6 @@ impl MySqlSource {
             first.sink.columns(&[])?;
         }
         Ok(counts)
-    }
-
-    /// Cancels the statement running on the server, from a second
-    /// connection; with `wait`, returns only once the server has it (so a
-    /// cancel never lands on a later statement).
-    fn canceller(&self, wait: bool) -> impl Fn() + Send + Sync + 'static {
-        let connect = self.connect.clone();
-        let id = Arc::clone(&self.connection_id);
-        move || {
-            let connect = connect.clone();
-            let id = id.load(Ordering::SeqCst);
-            cancel_on_server(wait, move || {
-                let Ok(rt) = server::runtime() else { return };
-                rt.block_on(async {
-                    if let Ok(mut c) = MySqlConnection::connect_with(&connect).await {
-                        let _ = sqlx::raw_sql(&format!("KILL QUERY {id}"))
-                            .execute(&mut c)
-                            .await;
-                        let _ = c.close().await;
-                    }
-                });
-            })
-        }
     }
 }
 
@@ -465,7 +412,7 @@ impl RowSink for FirstRow<'_, '_> {
 impl DataSource for MySqlSource {
     fn columns_read(&self, sql: &CheckedSql) -> Option<Vec<crate::safety::ColumnRead>> {
         let (note, plan) = self.rewrite(sql.sql())?;
-        Some(super::server_reads::mysql_rewrite(&note, &plan))
+        Some(super::reads::mysql_rewrite(&note, &plan))
     }
 
     fn own_files(&self) -> Vec<std::path::PathBuf> {
@@ -517,36 +464,24 @@ impl DataSource for MySqlSource {
         sink: &mut dyn RowSink,
         cancel: &CancelToken,
     ) -> Result<QueryStats, ExecError> {
-        // A source opened read-only runs everything as a read, whatever the
-        // statement claims to be.
-        let write = sql.access() == Access::Write && self.options.allow_write;
-        if write {
-            // It may define or drop a function.
-            self.functions.forget();
-        }
         let timeout = self.options.timeout;
-        let interrupted = server::Interrupted::default();
-        let interrupt = interrupted.noting(self.canceller(false));
-        Guard::execute(sql, timeout, cancel, interrupt, || {
-            server::run_statement(
-                &self.rt,
-                &self.conn,
-                &self.live,
-                write,
-                &interrupted,
-                async |conn| {
-                    self.revive(conn).await?;
-                    if !write {
-                        return self.read(conn, sql.sql(), timeout, sink, cancel).await;
-                    }
-                    sqlx::raw_sql(&self.timeout_setting(timeout))
-                        .execute(&mut *conn)
-                        .await
-                        .map_err(|e| self.error(e))?;
-                    self.stream(conn, sql.sql(), sink, cancel).await
-                },
-            )
-        })
+        self.session.execute(
+            &self.rt,
+            &self.conn,
+            (sql, self.options.allow_write),
+            &self.functions,
+            cancel,
+            async |conn, write| {
+                if !write {
+                    return self.read(conn, sql.sql(), timeout, sink, cancel).await;
+                }
+                sqlx::raw_sql(&self.timeout_setting(timeout))
+                    .execute(&mut *conn)
+                    .await
+                    .map_err(|e| self.session.error(e))?;
+                self.stream(conn, sql.sql(), sink, cancel).await
+            },
+        )
     }
 
     fn server_status(&self) -> Option<ServerStatus> {
@@ -633,7 +568,7 @@ fn view_reaches(source: &MySqlSource, tables: &mut [Table]) {
         .collect();
     for t in tables.iter_mut().filter(|t| t.kind == TableKind::View) {
         let definition = definitions.get(&t.name).map_or("", String::as_str);
-        t.reaches = super::reaches_by_words(
+        t.reaches = crate::source::reaches_by_words(
             &t.name.to_lowercase(),
             definition,
             &MySqlDialect {},
@@ -1071,6 +1006,32 @@ fn binary_time(b: &[u8]) -> Option<Value> {
         text.push_str(&format!(".{micros:06}"));
     }
     Some(Value::Other(text))
+}
+
+/// MySQL's and MariaDB's ways with a session (see [`Session`]). Each
+/// statement sets the session up again (see [`MySqlSource::begin_read`]),
+/// so a connection made again needs nothing more.
+struct MySql;
+
+impl Engine for MySql {
+    type Conn = MySqlConnection;
+
+    async fn session_id(conn: &mut MySqlConnection) -> Result<u64, sqlx::Error> {
+        sqlx::query_scalar("SELECT CONNECTION_ID()")
+            .fetch_one(&mut *conn)
+            .await
+    }
+
+    async fn cancel(conn: &mut MySqlConnection, id: u64) {
+        let _ = sqlx::raw_sql(&format!("KILL QUERY {id}"))
+            .execute(conn)
+            .await;
+    }
+
+    fn is_timeout(db: &dyn sqlx::error::DatabaseError) -> bool {
+        let text = db.message().to_ascii_lowercase();
+        text.contains("max_statement_time") || text.contains("maximum statement execution time")
+    }
 }
 
 #[cfg(test)]

@@ -11,11 +11,11 @@
 //! the question is a `SELECT 1 … LIMIT 0`, which the server refuses or
 //! answers with no row.
 
-use super::server::{text, Collect};
-use super::{table_ref, ExecError, Value};
+use super::{text, Collect};
 use crate::schema::Table;
+use crate::source::{table_ref, ExecError, Value};
 
-/// What a server source's login may do (see [`super::DataSource::login_privileges`]).
+/// What a server source's login may do (see [`crate::source::DataSource::login_privileges`]).
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct LoginPrivileges {
     /// The login as the server names it (`reader`, `reader@%`).
@@ -201,8 +201,8 @@ pub(crate) fn clickhouse(
     let probe = |t: &Table| {
         format!(
             "SELECT 1 FROM {}.{} LIMIT 0",
-            super::quote_ident(database),
-            super::quote_ident(&t.name)
+            crate::source::quote_ident(database),
+            crate::source::quote_ident(&t.name)
         )
     };
     let mut reads_hidden = Vec::new();

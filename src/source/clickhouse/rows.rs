@@ -5,8 +5,8 @@
 use std::borrow::Cow;
 use std::sync::Arc;
 
-use super::clickhouse_text::{is_exception_line, unescape, Kind};
-use super::{Column, Field, Fields, RowSink, TextFormat, TextRows, Value};
+use super::text::{is_exception_line, unescape, Kind};
+use crate::source::{Column, Field, Fields, RowSink, TextFormat, TextRows, Value};
 
 /// The format of every answer but a binary export's.
 pub(super) const TEXT: &str = "TabSeparatedWithNamesAndTypes";

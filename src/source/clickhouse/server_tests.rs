@@ -5,9 +5,9 @@
 //! changes on either shard, and the session is still read-only after.
 
 // The shared harness, loaded once (tests/common/clickhouse.rs uses both).
-use super::server_tests::{servers, shop};
+use crate::source::server::server_tests::{servers, shop};
 
-#[path = "../../tests/common/clickhouse.rs"]
+#[path = "../../../tests/common/clickhouse.rs"]
 mod clickhouse;
 
 /// The hidden table's marker values, as the attacker's corpus has them.
@@ -18,10 +18,12 @@ mod attack {
 
 use std::time::Duration;
 
-use super::{open, CancelToken, OpenOptions, ServerProtocol, ServerSpec, SourceSpec, Value};
 use crate::safety::CheckedSql;
+use crate::source::{
+    open, CancelToken, OpenOptions, ServerProtocol, ServerSpec, SourceSpec, Value,
+};
 
-fn open_shard(url: String, allow_write: bool) -> Box<dyn super::DataSource> {
+fn open_shard(url: String, allow_write: bool) -> Box<dyn crate::source::DataSource> {
     let spec = SourceSpec::Server(ServerSpec {
         protocol: ServerProtocol::ClickHouse { tls: false },
         url,
@@ -37,8 +39,11 @@ fn open_shard(url: String, allow_write: bool) -> Box<dyn super::DataSource> {
     open(&spec, options).expect("open the ClickHouse server")
 }
 
-fn run(source: &dyn super::DataSource, sql: &str) -> Result<Vec<Vec<Value>>, super::ExecError> {
-    let mut rows = super::server::Collect::default();
+fn run(
+    source: &dyn crate::source::DataSource,
+    sql: &str,
+) -> Result<Vec<Vec<Value>>, crate::source::ExecError> {
+    let mut rows = crate::source::server::Collect::default();
     source
         .execute(
             &CheckedSql::unchecked_for_tests(sql),
@@ -119,8 +124,8 @@ struct Via<'a> {
     native: usize,
 }
 
-impl super::RowSink for Via<'_> {
-    fn columns(&mut self, columns: &[super::Column]) -> std::io::Result<()> {
+impl crate::source::RowSink for Via<'_> {
+    fn columns(&mut self, columns: &[crate::source::Column]) -> std::io::Result<()> {
         self.inner.columns(columns)
     }
 
@@ -128,7 +133,7 @@ impl super::RowSink for Via<'_> {
         self.inner.row(row)
     }
 
-    fn text_rows(&mut self, rows: super::TextRows) -> std::io::Result<()> {
+    fn text_rows(&mut self, rows: crate::source::TextRows) -> std::io::Result<()> {
         self.blocks += 1;
         match self.as_text {
             true => self.inner.text_rows(rows),
@@ -136,7 +141,7 @@ impl super::RowSink for Via<'_> {
         }
     }
 
-    fn native_rows(&mut self, rows: super::NativeRows) -> std::io::Result<()> {
+    fn native_rows(&mut self, rows: crate::source::NativeRows) -> std::io::Result<()> {
         self.native += 1;
         self.inner.native_rows(rows)
     }
@@ -149,7 +154,7 @@ impl super::RowSink for Via<'_> {
 /// `sql`'s result in `format`, its text rows written as they are or as
 /// values; and how many blocks of text the server's answer came in.
 fn written(
-    source: &dyn super::DataSource,
+    source: &dyn crate::source::DataSource,
     sql: &str,
     format: crate::render::Format,
     as_text: bool,
@@ -167,13 +172,13 @@ struct Export {
     out: Vec<u8>,
     text_blocks: usize,
     native: usize,
-    error: Option<super::ExecError>,
+    error: Option<crate::source::ExecError>,
 }
 
 /// `sql`'s result in `format` as [`written`] writes it; with `delimited`
 /// the sink asks for the server's binary form.
 fn exported(
-    source: &dyn super::DataSource,
+    source: &dyn crate::source::DataSource,
     sql: &str,
     format: crate::render::Format,
     as_text: bool,
@@ -299,7 +304,7 @@ fn binary_exports_write_what_the_text_answer_writes() {
     // The values, as a consumer that reads values sees them.
     let values = |delimited: bool| {
         let mut rows = Collecting {
-            out: super::server::Collect::default(),
+            out: crate::source::server::Collect::default(),
             delimited,
         };
         source
@@ -316,12 +321,12 @@ fn binary_exports_write_what_the_text_answer_writes() {
 
 /// Collects values, asking for the binary form or not.
 struct Collecting {
-    out: super::server::Collect,
+    out: crate::source::server::Collect,
     delimited: bool,
 }
 
-impl super::RowSink for Collecting {
-    fn columns(&mut self, columns: &[super::Column]) -> std::io::Result<()> {
+impl crate::source::RowSink for Collecting {
+    fn columns(&mut self, columns: &[crate::source::Column]) -> std::io::Result<()> {
         self.out.columns(columns)
     }
     fn row(&mut self, row: &[Value]) -> std::io::Result<()> {

@@ -3,19 +3,19 @@
 //! shared test harness (tests/common/servers.rs), every write fails on the
 //! server and the data stays as it was.
 
-#[path = "../../tests/common/shop.rs"]
-pub(super) mod shop;
+#[path = "../../../tests/common/shop.rs"]
+pub(crate) mod shop;
 
-#[path = "../../tests/common/servers.rs"]
-pub(super) mod servers;
+#[path = "../../../tests/common/servers.rs"]
+pub(crate) mod servers;
 
 use std::time::Duration;
 
-use super::{open, OpenOptions, ServerProtocol, ServerSpec, SourceSpec, Value};
 use crate::render::Format;
 use crate::safety::CheckedSql;
+use crate::source::{open, OpenOptions, ServerProtocol, ServerSpec, SourceSpec, Value};
 
-fn open_server(server: &servers::Server) -> Box<dyn super::DataSource> {
+fn open_server(server: &servers::Server) -> Box<dyn crate::source::DataSource> {
     let protocol = match server.engine {
         servers::Engine::Postgres => ServerProtocol::Postgres,
         servers::Engine::MariaDb => ServerProtocol::MySql,
@@ -35,13 +35,16 @@ fn open_server(server: &servers::Server) -> Box<dyn super::DataSource> {
     open(&spec, options).expect("open the server read-only")
 }
 
-fn run(source: &dyn super::DataSource, sql: &str) -> Result<Vec<Vec<Value>>, super::ExecError> {
-    let mut rows = super::server::Collect::default();
+fn run(
+    source: &dyn crate::source::DataSource,
+    sql: &str,
+) -> Result<Vec<Vec<Value>>, crate::source::ExecError> {
+    let mut rows = super::Collect::default();
     source
         .execute(
             &CheckedSql::unchecked_for_tests(sql),
             &mut rows,
-            &super::CancelToken::new(),
+            &crate::source::CancelToken::new(),
         )
         .map(|_| rows.rows)
 }
@@ -223,20 +226,20 @@ fn cancelled_statements_leave_a_usable_connection() {
             servers::Engine::Postgres => "SELECT pg_sleep(30)",
             servers::Engine::MariaDb => "SELECT SLEEP(30)",
         };
-        let cancel = super::CancelToken::new();
+        let cancel = crate::source::CancelToken::new();
         let handle = cancel.clone();
         let started = std::time::Instant::now();
         let canceller = std::thread::spawn(move || {
             std::thread::sleep(Duration::from_millis(800));
             handle.cancel();
         });
-        let mut rows = super::server::Collect::default();
+        let mut rows = super::Collect::default();
         let r = source
             .execute(&CheckedSql::unchecked_for_tests(slow), &mut rows, &cancel)
             .map(|_| rows.rows);
         canceller.join().unwrap();
         assert!(
-            matches!(r, Err(super::ExecError::Cancelled)),
+            matches!(r, Err(crate::source::ExecError::Cancelled)),
             "{:?}: {r:?}",
             server.engine
         );
@@ -252,14 +255,14 @@ struct TakeThen {
     seen: usize,
 }
 
-impl super::RowSink for TakeThen {
-    fn columns(&mut self, _: &[super::Column]) -> std::io::Result<()> {
+impl crate::source::RowSink for TakeThen {
+    fn columns(&mut self, _: &[crate::source::Column]) -> std::io::Result<()> {
         Ok(())
     }
     fn row(&mut self, _: &[Value]) -> std::io::Result<()> {
         self.seen += 1;
         if self.seen > self.n {
-            return Err(super::EnoughRows::error());
+            return Err(crate::source::EnoughRows::error());
         }
         Ok(())
     }
@@ -285,10 +288,10 @@ fn enough_rows_stop_the_statement_on_the_server() {
         let r = source.execute(
             &CheckedSql::unchecked_for_tests(huge),
             &mut sink,
-            &super::CancelToken::new(),
+            &crate::source::CancelToken::new(),
         );
         assert!(
-            matches!(&r, Err(super::ExecError::Output(e)) if super::EnoughRows::is(e)),
+            matches!(&r, Err(crate::source::ExecError::Output(e)) if crate::source::EnoughRows::is(e)),
             "{:?}: {r:?}",
             server.engine
         );

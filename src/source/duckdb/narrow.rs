@@ -23,9 +23,9 @@ use std::ptr;
 
 use serde_json::{Map, Value as Json};
 
-use super::duckdb_gate::column_names;
-use super::duckdb_views::Narrowing;
-use super::spec::DataFile;
+use super::gate::column_names;
+use super::views::Narrowing;
+use crate::source::spec::DataFile;
 
 /// A dataset that may be narrowed, with its files' partition values.
 pub(crate) struct Narrowable {
@@ -453,8 +453,8 @@ fn field_of<'a>(node: &'a Json, key: &str) -> &'a str {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::source::dataset::{dataset, Found};
-    use crate::source::duckdb_gate::DuckGate;
+    use crate::source::duckdb::dataset::{dataset, Found};
+    use crate::source::duckdb::gate::DuckGate;
     use crate::source::spec::DataFileKind;
 
     /// `sales`: `year` 2020–2023 (and the NULL partition) × `region`

@@ -13,8 +13,8 @@ use duckdb::Connection;
 use serde::{Deserialize, Serialize};
 
 use super::dataset::describe_partitions;
-use super::spec::DataFile;
-use super::{quote_ident, quote_str, DataFileKind, SourceError};
+use crate::source::spec::DataFile;
+use crate::source::{quote_ident, quote_str, DataFileKind, SourceError};
 
 /// Changes whenever the views this module writes change, so a cached views
 /// database of an older aiq is never used.
@@ -85,7 +85,7 @@ pub(crate) fn fingerprint(files: &[DataFile]) -> String {
             }
         } else {
             for part in file.files() {
-                hash.write(super::file_stamp(part).as_bytes());
+                hash.write(crate::source::file_stamp(part).as_bytes());
             }
         }
     }
@@ -195,10 +195,10 @@ fn create_view(
     let latin1 = match create(false, &[]) {
         Ok(()) => false,
         Err(e) if is_csv(file.kind) && e.to_string().contains("Invalid unicode") => {
-            create(true, &[]).map_err(|e| super::duckdb::file_error(&e.to_string()))?;
+            create(true, &[]).map_err(|e| super::file_error(&e.to_string()))?;
             true
         }
-        Err(e) => return Err(super::duckdb::file_error(&e.to_string())),
+        Err(e) => return Err(super::file_error(&e.to_string())),
     };
     // The partition columns' types as DuckDB found them, written into the
     // view: otherwise every read of the view guesses them again from every
@@ -212,7 +212,7 @@ fn create_view(
     if types.is_empty() {
         return Ok((latin1_files(file, latin1), None));
     }
-    create(latin1, &types).map_err(|e| super::duckdb::file_error(&e.to_string()))?;
+    create(latin1, &types).map_err(|e| super::file_error(&e.to_string()))?;
     // Only Parquet: its files carry their own types, so a view of some of
     // them reads them as the whole view does (a CSV's first file decides
     // how all are read).

@@ -15,7 +15,7 @@
 //! read from the server's text as before (clickhouse_rows.rs).
 //!
 //! The values are the ones the text answer gives
-//! ([`super::clickhouse_text::Kind::decode`]): what the binary form leaves
+//! ([`super::text::Kind::decode`]): what the binary form leaves
 //! open is learned from the server's own text once, when aiq connects
 //! ([`Printing`]): whether decimals keep their trailing zeros (`1.50` on
 //! 18.16, `1.5` on releases that trim them), how the zero date prints
@@ -33,9 +33,9 @@ use std::sync::Arc;
 
 use chrono::NaiveDate;
 
-use super::clickhouse_rows::{Answer, Stop};
-use super::clickhouse_text::is_exception_line;
-use super::{RowSink, Value};
+use super::rows::{Answer, Stop};
+use super::text::is_exception_line;
+use crate::source::{RowSink, Value};
 
 /// How the server prints what the binary form leaves open, read from its
 /// answer to [`Printing::PROBE`] when aiq connects. `None` where its text
@@ -651,7 +651,7 @@ fn push_decimal(value: i128, scale: u32, zeros: bool, out: &mut Vec<u8>) {
 /// `YYYY-MM-DD` of `days` since 1970-01-01 (the civil calendar, as
 /// chrono counts it).
 fn push_date(days: u32, out: &mut Vec<u8>) {
-    let (year, month, day) = super::value::civil(days.into());
+    let (year, month, day) = crate::source::value::civil(days.into());
     push_two(out, (year / 100) as u32);
     push_two(out, (year % 100) as u32);
     out.push(b'-');
@@ -893,7 +893,7 @@ fn bytes<'a>(buf: &'a [u8], at: &mut usize) -> Result<Option<&'a [u8]>, NotABloc
 /// sends none).
 pub(crate) struct NativeAnswer {
     reader: Reader,
-    columns: Option<Vec<super::Column>>,
+    columns: Option<Vec<crate::source::Column>>,
     rows: u64,
     /// Why the answer stopped being blocks: what follows is kept for the
     /// error it holds.
@@ -905,7 +905,7 @@ impl NativeAnswer {
         let columns = layout
             .columns
             .iter()
-            .map(|c| super::Column::new(c.name.clone(), c.type_name.clone()))
+            .map(|c| crate::source::Column::new(c.name.clone(), c.type_name.clone()))
             .collect();
         NativeAnswer {
             reader: Reader::new(Arc::new(layout)),
@@ -985,5 +985,5 @@ impl Answer for NativeAnswer {
 }
 
 #[cfg(test)]
-#[path = "clickhouse_native_tests.rs"]
+#[path = "native_tests.rs"]
 mod tests;

@@ -29,24 +29,32 @@
 //! Secrets: the password goes in the `Authorization` header only; every
 //! URL in a message goes through [`redact_url`].
 
+pub(crate) mod catalog;
+pub(crate) mod native;
+pub(crate) mod rows;
+#[cfg(test)]
+mod server_tests;
+pub(crate) mod text;
+pub(crate) mod url;
+
 use std::sync::Arc;
 use std::time::Duration;
 
 use futures_util::StreamExt;
 use reqwest::{StatusCode, Url};
 
-use super::clickhouse_native::{Layout, NativeAnswer, Printing};
-use super::clickhouse_rows::{Answer, Rows, Stop, TextAnswer, TEXT};
-use super::clickhouse_text::exception;
-use super::clickhouse_url::parse_url;
-use super::server::{self, Collect, ConnectFailure, ServerStatus};
 use super::spec::{redact_url, ServerSpec};
 use super::{
-    CancelToken, DataSource, EngineKind, ExecError, Guard, LoginPrivileges, OpenOptions,
+    CancelToken, DataSource, EngineKind, ExecError, Interruptible, LoginPrivileges, OpenOptions,
     QueryStats, RowSink, Since, SourceError,
 };
 use crate::safety::CheckedSql;
 use crate::schema::{Catalog, Table};
+use crate::source::server::{self, Collect, ConnectFailure, ServerStatus};
+use native::{Layout, NativeAnswer, Printing};
+use rows::{Answer, Rows, Stop, TextAnswer, TEXT};
+use text::exception;
+use url::parse_url;
 
 /// How long connecting may take, and how long a `KILL QUERY` may.
 const CONNECT_TIMEOUT: Duration = Duration::from_secs(15);
@@ -297,7 +305,7 @@ impl ClickHouseSource {
             let stop = Arc::clone(&stop);
             move || stop.notify_one()
         };
-        Guard::run(timeout, cancel, interrupt, || {
+        Interruptible::run(timeout, cancel, interrupt, || {
             self.rt.block_on(async {
                 match layout {
                     Some(layout) => {
@@ -599,7 +607,7 @@ impl DataSource for ClickHouseSource {
     }
 
     fn introspect(&self) -> Result<Catalog, SourceError> {
-        super::clickhouse_catalog::introspect(self, &self.status.version)
+        catalog::introspect(self, &self.status.version)
             .map_err(|e| SourceError(format!("cannot read the ClickHouse schema: {e}")))
     }
 
@@ -611,7 +619,7 @@ impl DataSource for ClickHouseSource {
     /// anything since?), the full fingerprint only when it has: see
     /// [`server::quick_then_full_by`].
     fn fingerprint_since(&self, cached: Option<&str>) -> Option<Since> {
-        use super::clickhouse_catalog::{fingerprint, quick_fingerprint, same_quick};
+        use catalog::{fingerprint, quick_fingerprint, same_quick};
         server::quick_then_full_by(
             cached,
             || quick_fingerprint(self),
@@ -660,7 +668,7 @@ impl DataSource for ClickHouseSource {
 
     fn login_privileges(&self, hidden: &[Table]) -> Option<Result<LoginPrivileges, SourceError>> {
         let run = |sql: &str| self.internal(sql, None);
-        Some(Ok(super::login::clickhouse(
+        Some(Ok(crate::source::server::login::clickhouse(
             &run,
             &self.endpoint.user,
             &self.profile_readonly,

@@ -10,7 +10,7 @@
 use std::fs;
 use std::path::{Component, Path, PathBuf};
 
-use super::spec::{DataFile, DataFileKind, Partition};
+use crate::source::spec::{DataFile, DataFileKind, Partition};
 
 /// The compression suffixes DuckDB reads on its own (by the file name).
 const COMPRESSED: &[&str] = &["gz", "gzip", "zst", "zstd"];
@@ -37,7 +37,7 @@ pub fn is_side_name(name: &str) -> bool {
     name.starts_with('.') || name.starts_with('_') || name.ends_with(".crc")
 }
 
-/// A data file a listing found, with its stamp ([`super::file_stamp`])
+/// A data file a listing found, with its stamp ([`crate::source::file_stamp`])
 /// when it was read then.
 #[derive(Debug)]
 pub struct Found {
@@ -139,7 +139,7 @@ fn list(folders: &[PathBuf], real_root: &Path) -> Listed {
                 entry.metadata()
             };
             if let Some((kind, _)) = kind_of(name) {
-                let stamp = Some(super::stamp(&path, meta.ok().as_ref()));
+                let stamp = Some(crate::source::stamp(&path, meta.ok().as_ref()));
                 found.files.push(Found { path, kind, stamp });
             }
         }
@@ -389,7 +389,7 @@ pub fn glob_files(
         match fs::canonicalize(&path) {
             Ok(real) if real.starts_with(real_root) => {
                 let path = real_root.join(rel);
-                let stamp = Some(super::stamp(&path, Some(&meta)));
+                let stamp = Some(crate::source::stamp(&path, Some(&meta)));
                 out.push(Found { path, kind, stamp });
             }
             Ok(_) => skipped.push(link_out(&path)),

@@ -11,8 +11,8 @@ use std::borrow::Cow;
 
 use chrono::{NaiveDate, NaiveDateTime};
 
-use super::server::bytes_value;
-use super::{Field, Value};
+use crate::source::server::bytes_value;
+use crate::source::{Field, Value};
 
 /// How one column's text becomes a [`Value`], from its ClickHouse type.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -13,10 +13,10 @@ use std::collections::{HashMap, HashSet};
 
 use sqlparser::dialect::ClickHouseDialect;
 
-use super::clickhouse::ClickHouseSource;
-use super::server::{sample_columns_up_to, text, SAMPLE_BUDGET};
-use super::{ExecError, Value};
+use super::ClickHouseSource;
 use crate::schema::{Catalog, ColumnInfo, Table, TableKind, SAMPLE_ROWS};
+use crate::source::server::{sample_columns_up_to, text, SAMPLE_BUDGET};
+use crate::source::{ExecError, Value};
 
 /// Columns sampled at most: ClickHouse opens each sampled table's parts,
 /// about 0.3 ms a table, so 2,000 would take the sample query 0.65 s.
@@ -41,7 +41,7 @@ fn reaches(source: &ClickHouseSource, tables: &mut [Described]) -> Result<(), Ex
     let names: HashSet<String> = tables.iter().map(|d| d.table.name.to_lowercase()).collect();
     let none = HashSet::new();
     let words = |text: &str, own: &str| {
-        super::reaches_by_words(own, text, &ClickHouseDialect {}, &names, &none)
+        crate::source::reaches_by_words(own, text, &ClickHouseDialect {}, &names, &none)
     };
     for d in tables.iter_mut().filter(|d| d.engine == "Distributed") {
         let own = d.table.name.to_lowercase();

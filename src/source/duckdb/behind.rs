@@ -15,7 +15,7 @@ use duckdb::Connection;
 use sqlparser::dialect::DuckDbDialect;
 use sqlparser::tokenizer::{Token, Tokenizer};
 
-use super::duckdb_gate::DuckGate;
+use super::gate::DuckGate;
 use crate::safety::EngineReading;
 
 /// How many levels of views and macros are followed; deeper is unknown.

@@ -6,6 +6,15 @@
 //! Secrets: the password lives only in the driver's connect options in
 //! memory. Every URL that reaches a message goes through [`redact_url`].
 
+pub(crate) mod login;
+pub(crate) mod mysql;
+pub(crate) mod partitions;
+pub(crate) mod postgres;
+pub(crate) mod reads;
+#[cfg(test)]
+pub(crate) mod server_tests;
+pub(crate) mod session;
+
 use std::io;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};

@@ -41,6 +41,7 @@ pub mod cancel;
 pub mod chart;
 pub mod cleanup;
 pub mod cli;
+pub mod clip;
 pub mod commands;
 pub mod config;
 pub mod context;

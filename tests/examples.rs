@@ -10,6 +10,22 @@ fn run(sb: &Sandbox, args: &[&str]) -> std::process::Output {
     sb.aiq().args(args).output().unwrap()
 }
 
+/// `aiq examples add SOURCE --question QUESTION --sql SQL`.
+fn add(sb: &Sandbox, source: &str, question: &str, sql: &str) -> std::process::Output {
+    run(
+        sb,
+        &[
+            "examples",
+            "add",
+            source,
+            "--question",
+            question,
+            "--sql",
+            sql,
+        ],
+    )
+}
+
 #[test]
 fn add_list_rm_import_and_check() {
     let sb = Sandbox::new();
@@ -267,18 +283,7 @@ fn a_line_that_is_not_utf8_and_blank_lines_are_kept_byte_for_byte() {
     let sb = Sandbox::new();
     let db = sb.shop_sqlite();
     let db = db.to_str().unwrap();
-    let out = run(
-        &sb,
-        &[
-            "examples",
-            "add",
-            db,
-            "--question",
-            "Customers",
-            "--sql",
-            "SELECT count(*) FROM customers",
-        ],
-    );
+    let out = add(&sb, db, "Customers", "SELECT count(*) FROM customers");
     assert_eq!(out.status.code(), Some(0), "{}", stderr_of(&out));
     let file = std::path::PathBuf::from(stdout_of(&out).trim().rsplit(" in ").next().unwrap());
     let mut bytes = std::fs::read(&file).unwrap();
@@ -293,18 +298,7 @@ fn a_line_that_is_not_utf8_and_blank_lines_are_kept_byte_for_byte() {
         "{}",
         stderr_of(&out)
     );
-    let out = run(
-        &sb,
-        &[
-            "examples",
-            "add",
-            db,
-            "--question",
-            "Orders",
-            "--sql",
-            "SELECT count(*) FROM orders",
-        ],
-    );
+    let out = add(&sb, db, "Orders", "SELECT count(*) FROM orders");
     assert_eq!(out.status.code(), Some(0), "{}", stderr_of(&out));
     let after = std::fs::read(&file).unwrap();
     assert!(

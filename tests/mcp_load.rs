@@ -359,6 +359,18 @@ fn send(method: &str, url: &str, session: Option<&str>, body: &str) -> (u16, Str
     (code, text)
 }
 
+/// The `Mcp-Session-Id` an `initialize` answer gives.
+fn session_of(answer: &str) -> String {
+    answer
+        .lines()
+        .find_map(|l| {
+            let (name, value) = l.split_once(':')?;
+            name.eq_ignore_ascii_case("mcp-session-id")
+                .then(|| value.trim().to_string())
+        })
+        .expect("a session id")
+}
+
 /// `initialize` over HTTP: a client starting a session and never ending it.
 fn initialize(url: &str) -> (u16, String) {
     post(
@@ -403,14 +415,7 @@ fn http_bad_bodies_get_json_rpc_errors_and_an_ended_session_is_gone() {
     }
     let (code, text) = initialize(&http.url);
     assert_eq!(code, 200, "{text}");
-    let session = text
-        .lines()
-        .find_map(|l| {
-            let (name, value) = l.split_once(':')?;
-            name.eq_ignore_ascii_case("mcp-session-id")
-                .then(|| value.trim().to_string())
-        })
-        .expect("a session id");
+    let session = session_of(&text);
     let (status, text) = post(
         &http.url,
         Some(&session),
@@ -443,14 +448,7 @@ fn a_long_call_outlives_the_idle_limit() {
     let http = HttpServer::start(&sb, &[&db]);
     let (code, text) = initialize(&http.url);
     assert_eq!(code, 200, "{text}");
-    let session = text
-        .lines()
-        .find_map(|l| {
-            let (name, value) = l.split_once(':')?;
-            name.eq_ignore_ascii_case("mcp-session-id")
-                .then(|| value.trim().to_string())
-        })
-        .expect("a session id");
+    let session = session_of(&text);
     let (code, text) = post(
         &http.url,
         Some(&session),

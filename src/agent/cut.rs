@@ -59,29 +59,16 @@ pub fn cut_value(v: &Value, max: usize) -> Option<Value> {
     }
     let text = match v {
         Value::Text(s) | Value::Json(s) | Value::Other(s) | Value::Decimal(s) => {
-            prefix(s, keep).to_string()
+            crate::clip::head(s, keep).to_string()
         }
         other => {
             let mut text = other.to_text();
-            let at = prefix(&text, keep).len();
+            let at = crate::clip::head(&text, keep).len();
             text.truncate(at);
             text
         }
     };
     Some(Value::Text(text + &marker))
-}
-
-/// The longest start of `s` of at most `max` bytes that ends on a
-/// character boundary.
-fn prefix(s: &str, max: usize) -> &str {
-    if s.len() <= max {
-        return s;
-    }
-    let mut at = max;
-    while !s.is_char_boundary(at) {
-        at -= 1;
-    }
-    &s[..at]
 }
 
 /// `row` with every value longer than `max` bytes cut; how many were cut.

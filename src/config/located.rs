@@ -72,7 +72,7 @@ struct Place {
 
 impl Place {
     fn of(text: &str, span: Range<usize>) -> Place {
-        let start = floor_char(text, span.start.min(text.len()));
+        let start = crate::clip::head(text, span.start).len();
         let before = &text[..start];
         let line = before.matches('\n').count() + 1;
         let line_start = before.rfind('\n').map_or(0, |i| i + 1);
@@ -240,13 +240,6 @@ fn shown(found: &str) -> String {
 
 fn one_line(s: &str) -> String {
     s.split_whitespace().collect::<Vec<_>>().join(" ")
-}
-
-fn floor_char(text: &str, mut i: usize) -> usize {
-    while !text.is_char_boundary(i) {
-        i -= 1;
-    }
-    i
 }
 
 #[cfg(test)]

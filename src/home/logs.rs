@@ -78,17 +78,10 @@ fn walk(value: &mut serde_json::Value) {
 }
 
 fn cut(text: &str) -> String {
-    let mut end = MAX_STRING;
-    while !text.is_char_boundary(end) {
-        end -= 1;
-    }
+    let start = crate::clip::head(text, MAX_STRING);
     let hash = Sha256::digest(text.as_bytes());
     let hex: String = hash.iter().take(8).map(|b| format!("{b:02x}")).collect();
-    format!(
-        "{}… (cut: {} bytes, sha256 {hex}…)",
-        &text[..end],
-        text.len()
-    )
+    format!("{}… (cut: {} bytes, sha256 {hex}…)", start, text.len())
 }
 
 /// `D.jsonl` becomes `D.NNN.jsonl`, the next part of the day; the oldest

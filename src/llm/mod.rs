@@ -249,13 +249,4 @@ pub trait ChatModel: Send {
 }
 
 /// The first `n` bytes of a body, for error messages (on a char boundary).
-pub(crate) fn head(body: &str, n: usize) -> &str {
-    if body.len() <= n {
-        return body;
-    }
-    let mut end = n;
-    while !body.is_char_boundary(end) {
-        end -= 1;
-    }
-    &body[..end]
-}
+pub(crate) use crate::clip::head;

@@ -244,10 +244,7 @@ impl<'a> Host<'a> {
         let text = String::from_utf8_lossy(&bytes).into_owned();
         if self.output.len() < PREVIEW_BYTES {
             let room = PREVIEW_BYTES - self.output.len();
-            let cut = (0..=room.min(text.len()))
-                .rev()
-                .find(|&i| text.is_char_boundary(i))
-                .unwrap_or(0);
+            let cut = crate::clip::head(&text, room).len();
             self.output.push_str(&text[..cut]);
         }
         self.event(Event::Output(text))?;

@@ -136,7 +136,7 @@ pub fn append(
     outcome: (Status, Option<Shown>, Option<&str>),
     duration: Duration,
 ) -> std::io::Result<()> {
-    let cut = floor_char_boundary(run.program, MAX_PROGRAM);
+    let cut = crate::clip::head(run.program, MAX_PROGRAM).len();
     let (status, result, error) = outcome;
     let record = Record {
         time: crate::agent::rfc3339(&run.started),
@@ -159,11 +159,4 @@ pub fn append(
     let line = serde_json::to_string(&record).map_err(std::io::Error::other)?;
     let path = crate::home::log_file(&run.info.home, run.started.date_naive());
     crate::home::logs::append(&path, &line)
-}
-
-fn floor_char_boundary(s: &str, at: usize) -> usize {
-    if at >= s.len() {
-        return s.len();
-    }
-    (0..=at).rev().find(|&i| s.is_char_boundary(i)).unwrap_or(0)
 }

@@ -332,17 +332,7 @@ fn secret(prompt: &str, typed: &Typed, area: Rect, buf: &mut Buffer) {
             Span::raw(" cancel    (nothing typed is shown)"),
         ]),
     ];
-    let width = 64.min(area.width.saturating_sub(2));
-    let rows = row_count(lines.iter().cloned(), width.saturating_sub(4));
-    let r = dialog(area, width, rows as u16 + 2, buf);
-    let block = pane(" Password ", true).padding(Padding::horizontal(1));
-    let inside = block.inner(r);
-    block.render(r, buf);
-    let wrapped: Vec<Line<'static>> = lines
-        .iter()
-        .flat_map(|l| wrap(l, inside.width as usize))
-        .collect();
-    draw_rows(&wrapped, inside, buf);
+    question_box(" Password ", &lines, area, buf);
 }
 
 fn confirm(c: &Confirmation, area: Rect, buf: &mut Buffer) {
@@ -378,6 +368,12 @@ fn confirm(c: &Confirmation, area: Rect, buf: &mut Buffer) {
         ),
         Span::raw(" no (Enter, Esc)"),
     ]));
+    question_box(title, &lines, area, buf);
+}
+
+/// A question's box over the panes: `lines` wrapped in a pane titled
+/// `title`, at most 64 columns wide, centred.
+fn question_box(title: &'static str, lines: &[Line<'static>], area: Rect, buf: &mut Buffer) {
     let width = 64.min(area.width.saturating_sub(2));
     let rows = row_count(lines.iter().cloned(), width.saturating_sub(4));
     let r = dialog(area, width, rows as u16 + 2, buf);

@@ -16,7 +16,7 @@ use tokio::sync::Mutex;
 use chrono::{NaiveDate, NaiveDateTime, NaiveTime};
 use sqlparser::dialect::MySqlDialect;
 use sqlx::mysql::{MySqlColumn, MySqlConnectOptions, MySqlConnection, MySqlQueryResult, MySqlRow};
-use sqlx::{Column as _, ConnectOptions, Connection, Executor, Row, Statement, TypeInfo};
+use sqlx::{Column as _, ConnectOptions, Executor, Row, Statement, TypeInfo};
 
 use super::partitions::{plain_expression, spider_server, with_comment, Partitioning, RemoteKind};
 use super::session::{Engine, Session};
@@ -70,38 +70,22 @@ impl MySqlSource {
             .timezone(None)
             .log_statements(log::LevelFilter::Debug)
             .log_slow_statements(log::LevelFilter::Off, Duration::ZERO);
-        let who = format!(
-            "{}@{}:{}",
-            base.get_username(),
+        let address = format!(
+            "{}:{}/{}",
             base.get_host(),
-            base.get_port()
+            base.get_port(),
+            base.get_database().unwrap_or("")
         );
-        let ((conn, connect), _) =
-            server::connect(&rt, spec, &who, options.password.as_ref(), |password| {
-                let opts = match password {
-                    Some(p) => base.clone().password(&p),
-                    None => base.clone(),
-                };
-                async move {
-                    MySqlConnection::connect_with(&opts)
-                        .await
-                        .map(|c| (c, opts))
-                }
-            })?;
+        let (conn, session) = Session::<MySql>::connect(&rt, spec, base, &options)?;
         let mut source = MySqlSource {
             rt,
             conn: Mutex::new(conn),
-            session: Session::new(connect, spec.clone(), options.timeout),
+            session,
             mariadb: false,
             options,
             status: ServerStatus {
                 version: String::new(),
-                address: format!(
-                    "{}:{}/{}",
-                    base.get_host(),
-                    base.get_port(),
-                    base.get_database().unwrap_or("")
-                ),
+                address,
                 read_only: false,
                 tls: false,
             },
@@ -1031,6 +1015,14 @@ impl Engine for MySql {
     fn is_timeout(db: &dyn sqlx::error::DatabaseError) -> bool {
         let text = db.message().to_ascii_lowercase();
         text.contains("max_statement_time") || text.contains("maximum statement execution time")
+    }
+
+    fn with_password(options: &MySqlConnectOptions, password: &str) -> MySqlConnectOptions {
+        options.clone().password(password)
+    }
+
+    fn who(o: &MySqlConnectOptions) -> String {
+        format!("{}@{}:{}", o.get_username(), o.get_host(), o.get_port())
     }
 }
 

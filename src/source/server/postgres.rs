@@ -15,7 +15,7 @@ use chrono::{DateTime, Duration as ChronoDuration, NaiveDate, NaiveDateTime, Nai
 use sqlx::postgres::{
     PgConnectOptions, PgConnection, PgRow, PgTypeInfo, PgTypeKind, PgValueFormat, PgValueRef,
 };
-use sqlx::{Column as _, ConnectOptions, Connection, Executor, Row, Statement, TypeInfo, ValueRef};
+use sqlx::{Column as _, ConnectOptions, Executor, Row, Statement, TypeInfo, ValueRef};
 
 use super::partitions::{with_comment, Partitioning, RemoteKind};
 use super::session::{Engine, Session};
@@ -73,28 +73,16 @@ impl PostgresSource {
             .options(settings)
             .log_statements(log::LevelFilter::Debug)
             .log_slow_statements(log::LevelFilter::Off, Duration::ZERO);
-        let who = format!(
-            "{}@{}:{}",
-            base.get_username(),
-            base.get_host(),
-            base.get_port()
-        );
-        let ((conn, connect), _) =
-            server::connect(&rt, spec, &who, options.password.as_ref(), |password| {
-                let opts = match password {
-                    Some(p) => base.clone().password(&p),
-                    None => base.clone(),
-                };
-                async move { PgConnection::connect_with(&opts).await.map(|c| (c, opts)) }
-            })?;
+        let address = address(&base);
+        let (conn, session) = Session::<Postgres>::connect(&rt, spec, base, &options)?;
         let mut source = PostgresSource {
             rt,
             conn: Mutex::new(conn),
-            session: Session::new(connect, spec.clone(), options.timeout),
+            session,
             options,
             status: ServerStatus {
                 version: String::new(),
-                address: address(&base),
+                address,
                 read_only: false,
                 tls: false,
             },
@@ -1070,6 +1058,14 @@ impl Engine for Postgres {
 
     fn is_timeout(db: &dyn sqlx::error::DatabaseError) -> bool {
         db.code().as_deref() == Some("57014") && db.message().contains("statement timeout")
+    }
+
+    fn with_password(options: &PgConnectOptions, password: &str) -> PgConnectOptions {
+        options.clone().password(password)
+    }
+
+    fn who(o: &PgConnectOptions) -> String {
+        format!("{}@{}:{}", o.get_username(), o.get_host(), o.get_port())
     }
 }
 

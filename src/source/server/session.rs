@@ -31,7 +31,14 @@ pub(crate) trait Engine: 'static {
     fn cancel(conn: &mut Self::Conn, id: u64) -> impl Future<Output = ()>;
     /// The server's error says its statement timeout fired.
     fn is_timeout(db: &dyn sqlx::error::DatabaseError) -> bool;
+    /// `options` with `password` in place of the one they had.
+    fn with_password(options: &Options<Self>, password: &str) -> Options<Self>;
+    /// `user@host:port`, as a password prompt names the login.
+    fn who(options: &Options<Self>) -> String;
 }
+
+/// How an engine's connection is made.
+pub(crate) type Options<E> = <<E as Engine>::Conn as Connection>::Options;
 
 /// One server session of an engine: how to connect again (with the
 /// password that worked), whether the connection still lives, the
@@ -45,6 +52,28 @@ pub(crate) struct Session<E: Engine> {
 }
 
 impl<E: Engine> Session<E> {
+    /// Connects with `base` (the password from `password_env`, else the
+    /// URL's or the driver's own; asked through the front end once when the
+    /// server turns a login without one down): the connection and its
+    /// session.
+    pub(crate) fn connect(
+        rt: &tokio::runtime::Runtime,
+        spec: &ServerSpec,
+        base: Options<E>,
+        options: &crate::source::OpenOptions,
+    ) -> Result<(E::Conn, Self), crate::source::SourceError> {
+        let who = E::who(&base);
+        let ((conn, connect), _) =
+            super::connect(rt, spec, &who, options.password.as_ref(), |password| {
+                let opts = match password {
+                    Some(p) => E::with_password(&base, &p),
+                    None => base.clone(),
+                };
+                async move { E::Conn::connect_with(&opts).await.map(|c| (c, opts)) }
+            })?;
+        Ok((conn, Session::new(connect, spec.clone(), options.timeout)))
+    }
+
     pub(crate) fn new(
         connect: <E::Conn as Connection>::Options,
         spec: ServerSpec,

@@ -600,3 +600,37 @@ fn edit_puts_the_last_sql_in_the_line_to_change_and_run() {
     // One model request: /edit and /sql never ask the model.
     assert_eq!(server.chats().len(), 1);
 }
+
+/// `/source` in the chat: a data file left out is said as a warning, and
+/// a server that turns down a login without a password has it asked for
+/// on the terminal, without echo, and takes it.
+#[test]
+fn source_in_the_chat_warns_and_asks_for_a_password_on_the_terminal() {
+    let sb = Sandbox::new();
+    let db = sb.shop_sqlite();
+    let lake = sb.path().join("lake");
+    std::fs::create_dir(&lake).unwrap();
+    std::fs::write(lake.join("good.csv"), "a\n1\n").unwrap();
+    std::fs::write(lake.join("empty.csv"), "").unwrap();
+    let server = ModelServer::start(vec![]);
+    let mut p = spawn(&sb, &server, &[db.to_str().unwrap()]);
+    p.expect("aiq[shop.db]> ").unwrap();
+    p.send_line(format!("/source {}", lake.display())).unwrap();
+    p.expect("the file is empty").unwrap();
+    p.expect("(1 tables); the conversation is kept").unwrap();
+    let Some(pg) = common::servers::postgres() else {
+        return;
+    };
+    p.send_line(format!("/source {}", pg.url_without_password()))
+        .unwrap();
+    p.expect("Password for analyst@127.0.0.1").unwrap();
+    p.send_line(common::servers::PASSWORD).unwrap();
+    let switched = p.expect("tables); the conversation is kept").unwrap();
+    let shown = String::from_utf8_lossy(switched.before()).into_owned();
+    assert!(
+        !shown.contains(common::servers::PASSWORD),
+        "echoed: {shown}"
+    );
+    p.send_line("/quit").unwrap();
+    assert!(exit_code(&p).contains(", 0)"), "{}", exit_code(&p));
+}

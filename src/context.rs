@@ -69,13 +69,7 @@ impl Context<'_> {
     /// How this run opens a source: the config's timeout, cache and memory
     /// ceiling, and the front end's way of asking for a password.
     pub fn open_options(&self, allow_write: bool) -> OpenOptions {
-        OpenOptions {
-            allow_write,
-            timeout: query_timeout(self.config),
-            cache: Some(crate::home::views_cache(&self.config.home)),
-            memory_limit: self.config.query.memory_limit.clone(),
-            password: self.ask_password.clone(),
-        }
+        open_options(self.config, allow_write, self.ask_password.clone())
     }
 
     /// The statement timeout from the config.
@@ -297,6 +291,18 @@ fn resolve(
     Ok(resolved)
 }
 
+/// How `config` opens a source: its timeout, views cache and memory
+/// ceiling, with `ask` for a server's password.
+fn open_options(config: &Config, allow_write: bool, ask: Option<PasswordAsk>) -> OpenOptions {
+    OpenOptions {
+        allow_write,
+        timeout: query_timeout(config),
+        cache: Some(crate::home::views_cache(&config.home)),
+        memory_limit: config.query.memory_limit.clone(),
+        password: ask,
+    }
+}
+
 fn query_timeout(config: &Config) -> Duration {
     Duration::from_secs(config.query.timeout_secs.max(1))
 }
@@ -318,13 +324,7 @@ fn open_named(
     (tables, name_flag): (&[String], Option<&str>),
 ) -> Result<Opened, AiqError> {
     let resolved = resolve(config, arg, name_flag)?;
-    let options = OpenOptions {
-        allow_write: how.allow_write,
-        timeout: query_timeout(config),
-        cache: Some(crate::home::views_cache(&config.home)),
-        memory_limit: config.query.memory_limit.clone(),
-        password: how.ask,
-    };
+    let options = open_options(config, how.allow_write, how.ask);
     let source = source::open(&resolved.spec, options).map_err(source_error)?;
     let mut warnings = source.warnings();
     let full = catalog_of(&config.home, &resolved, source.as_ref(), how.refresh)?;

@@ -56,6 +56,7 @@ pub mod interrupt;
 pub mod llm;
 pub mod lua;
 pub mod mcp;
+pub mod nesting;
 pub mod notes;
 pub mod privacy;
 pub mod redact;

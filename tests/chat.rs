@@ -608,10 +608,7 @@ fn edit_puts_the_last_sql_in_the_line_to_change_and_run() {
 fn source_in_the_chat_warns_and_asks_for_a_password_on_the_terminal() {
     let sb = Sandbox::new();
     let db = sb.shop_sqlite();
-    let lake = sb.path().join("lake");
-    std::fs::create_dir(&lake).unwrap();
-    std::fs::write(lake.join("good.csv"), "a\n1\n").unwrap();
-    std::fs::write(lake.join("empty.csv"), "").unwrap();
+    let lake = sb.lake_with_an_empty_file();
     let server = ModelServer::start(vec![]);
     let mut p = spawn(&sb, &server, &[db.to_str().unwrap()]);
     p.expect("aiq[shop.db]> ").unwrap();

@@ -288,10 +288,7 @@ fn demo_view_without_a_terminal_writes_nothing() {
 fn source_in_the_view_says_warnings_in_its_log_and_asks_for_a_password() {
     let sb = Sandbox::new();
     let db = sb.shop_sqlite();
-    let lake = sb.path().join("lake");
-    std::fs::create_dir(&lake).unwrap();
-    std::fs::write(lake.join("good.csv"), "a\n1\n").unwrap();
-    std::fs::write(lake.join("empty.csv"), "").unwrap();
+    let lake = sb.lake_with_an_empty_file();
     let server = ModelServer::start(vec![]);
     let mut s = Screen::start(&sb, &server, &[db.to_str().unwrap(), "--tui"]);
     s.wait_for("shop.db · sqlite");

@@ -725,10 +725,9 @@ fn open_asking(
 ) -> Result<Opened, String> {
     type Asked = (String, std::sync::mpsc::SyncSender<Option<String>>);
     let (asks, questions) = std::sync::mpsc::channel::<Asked>();
-    let asks = std::sync::Mutex::new(asks);
     let ask: PasswordAsk = std::sync::Arc::new(move |prompt: &str| {
         let (tx, rx) = std::sync::mpsc::sync_channel(1);
-        asks.lock().ok()?.send((prompt.to_string(), tx)).ok()?;
+        asks.send((prompt.to_string(), tx)).ok()?;
         rx.recv().ok().flatten()
     });
     std::thread::scope(|scope| {

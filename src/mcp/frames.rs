@@ -160,7 +160,7 @@ pub fn judge(line: &[u8]) -> Verdict {
             "parse error: the message is not UTF-8",
         ));
     };
-    if depth(text) > MAX_DEPTH {
+    if crate::nesting::past(text.as_bytes(), MAX_DEPTH).is_some() {
         return Verdict::Answer(error(
             Value::Null,
             -32700,
@@ -352,32 +352,6 @@ fn params_fault(method: &str, params: Option<&serde_json::Map<String, Value>>) -
         }
         _ => None,
     }
-}
-
-/// How deep `text`'s brackets nest, strings left out.
-fn depth(text: &str) -> usize {
-    let (mut now, mut most, mut in_string, mut escaped) = (0usize, 0usize, false, false);
-    for b in text.bytes() {
-        if in_string {
-            match b {
-                _ if escaped => escaped = false,
-                b'\\' => escaped = true,
-                b'"' => in_string = false,
-                _ => {}
-            }
-            continue;
-        }
-        match b {
-            b'"' => in_string = true,
-            b'[' | b'{' => {
-                now += 1;
-                most = most.max(now);
-            }
-            b']' | b'}' => now = now.saturating_sub(1),
-            _ => {}
-        }
-    }
-    most
 }
 
 /// Reads the client's frames from `input`: good ones go to `to_sdk`,

@@ -142,6 +142,16 @@ impl Sandbox {
         }
     }
 
+    /// A folder source `lake/` with one table (`good.csv`) and a file that
+    /// is left out with a warning (`empty.csv`, empty).
+    pub fn lake_with_an_empty_file(&self) -> PathBuf {
+        let lake = self.path().join("lake");
+        fs::create_dir_all(&lake).expect("lake");
+        fs::write(lake.join("good.csv"), "a\n1\n").expect("good.csv");
+        fs::write(lake.join("empty.csv"), "").expect("empty.csv");
+        lake
+    }
+
     /// Builds the shop in SQLite: `shop.db`.
     pub fn shop_sqlite(&self) -> PathBuf {
         let path = self.path().join("shop.db");
